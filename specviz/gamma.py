@@ -1,0 +1,65 @@
+"""γ-step theory (Leviathan et al. 2023, §3): tokens per verify step and wall-time speedup.
+
+With per-token acceptance α (assumed i.i.d.) and γ drafted tokens, one verify step
+emits between 1 and γ + 1 tokens.
+
+>>> round(expected_tokens(0.8, 4), 6)      # (1 - 0.8**5) / (1 - 0.8)
+3.3616
+>>> round(speedup(0.8, 4, c=0.1), 4)       # 3.3616 / (4 * 0.1 + 1)
+2.4011
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validate import check_prob
+
+
+def _check_gamma(gamma) -> int:
+    g = int(gamma)
+    if g != gamma or g < 0:
+        raise ValueError(f"gamma (number of drafted tokens) must be a non-negative integer, got {gamma!r}")
+    return g
+
+
+def expected_tokens(alpha, gamma):
+    """E[tokens per verify step] = (1 - α^(γ+1)) / (1 - α); γ + 1 at α = 1."""
+    alpha = check_prob(alpha, "alpha") if not hasattr(alpha, "__len__") else alpha
+    gamma = _check_gamma(gamma)
+    if alpha == 1:
+        return gamma + 1.0
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def speedup(alpha, gamma, c):
+    """Expected wall-time speedup expected_tokens / (γ c + 1), c = draft/target step cost."""
+    if not c >= 0:
+        raise ValueError(f"cost ratio c must be >= 0, got {c!r}")
+    return expected_tokens(alpha, gamma) / (_check_gamma(gamma) * c + 1)
+
+
+def best_gamma(alpha, c, max_gamma: int = 64) -> int:
+    """The γ in 0..max_gamma that maximises speedup(α, γ, c) (γ = 0 means: don't speculate)."""
+    gammas = np.arange(max_gamma + 1)
+    values = [speedup(alpha, int(g), c) for g in gammas]
+    return int(gammas[int(np.argmax(values))])
+
+
+def accepted_length_dist(alpha, gamma) -> np.ndarray:
+    """(γ+1,) P(k drafts accepted in one step), k = 0..γ: α^k (1-α) for k < γ, α^γ for k = γ.
+
+    >>> accepted_length_dist(0.5, 2)
+    array([0.5 , 0.25, 0.25])
+    """
+    alpha = check_prob(alpha, "alpha")
+    gamma = _check_gamma(gamma)
+    k = np.arange(gamma + 1)
+    out = alpha ** k * (1 - alpha)
+    out[gamma] = alpha ** gamma
+    return out
+
+
+def cost_model_speedup(alpha, gamma, draft_step_s, verify_step_s, target_step_s):
+    """Predicted speedup from measured times: tokens/step * target_step / (γ draft + verify)."""
+    return expected_tokens(alpha, gamma) * target_step_s / (_check_gamma(gamma) * draft_step_s + verify_step_s)

@@ -1,0 +1,193 @@
+"""Verification rules: how a drafted token is accepted and what replaces it on rejection.
+
+A rule is (accept probability a(x), replacement distribution r) and the exact output
+follows from the two-branch decomposition
+
+    P(out = y) = q(y) a(y)  +  [sum_x q(x) (1 - a(x))] r(y)
+                 ^ accepted     ^ P(reject)
+
+Adding a rule is one `register(Rule(...))` call. `token_match` needs its own
+replacement (it depends on the drafted token), so it overrides `reject_joint` and
+`sample_rejected`.
+
+>>> out = output_dist([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], rule="resample_target")
+>>> round(float(out[0]), 12)   # the tutorial's pitfall: cat gets 0.52, not 0.6
+0.52
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+from .theory import Joint, _ratio, acceptance_prob, resample_dist
+from .validate import as_pair, is_exact
+
+
+def _one(p):
+    return Fraction(1) if is_exact(p) else 1.0
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One verification rule: accept(p, q, **params) -> a, resample(p, q, **params) -> r."""
+
+    name: str
+    lossless: bool
+    description: str
+    accept: Callable[..., np.ndarray]
+    resample: Callable[..., np.ndarray] | None
+    defaults: dict = field(default_factory=dict)
+
+    def params(self, given: dict) -> dict:
+        unknown = set(given) - set(self.defaults)
+        if unknown:
+            allowed = ", ".join(self.defaults) or "none"
+            raise ValueError(f"rule {self.name!r} got unknown parameter(s) {sorted(unknown)}; allowed: {allowed}")
+        return {**self.defaults, **given}
+
+    def reject_joint(self, p, q, a, **params) -> np.ndarray:
+        """(V,) P(output = y and reject)."""
+        p_reject = (q * (_one(p) - a)).sum()
+        return p_reject * self.resample(p, q, **params)
+
+    def sample_rejected(self, p, q, drafts, rng, categorical, **params) -> np.ndarray:
+        """Replacement tokens for the rejected `drafts` (same length)."""
+        return categorical(self.resample(p, q, **params).astype(np.float64), len(drafts), rng)
+
+
+class TokenMatchRule(Rule):
+    """Draw y ~ p; keep the draft x iff y == x, else emit y (exact; accepts sum p*q)."""
+
+    def reject_joint(self, p, q, a, **params):
+        # P(y and reject) = sum_{x != y} q(x) p(y) = p(y) (1 - q(y))
+        return p * (_one(p) - q)
+
+    def sample_rejected(self, p, q, drafts, rng, categorical, **params):
+        # y ~ p conditioned on y != x: rejection-sample, vectorised over the batch
+        out = np.empty(len(drafts), dtype=np.int64)
+        todo = np.arange(len(drafts))
+        pf = p.astype(np.float64)
+        while todo.size:
+            y = categorical(pf, todo.size, rng)
+            ok = y != drafts[todo]
+            out[todo[ok]] = y[ok]
+            todo = todo[~ok]
+        return out
+
+
+def _lenient_accept(p, q, l):
+    if not l > 0:
+        raise ValueError(f"lenience l must be > 0, got {l}")
+    return np.minimum(_ratio(p, q * l, where_zero=1), _one(p))
+
+
+def _typical_accept(p, q, eps, delta):
+    pf = p.astype(np.float64)
+    nz = pf[pf > 0]
+    threshold = min(eps, delta * math.exp(float((nz * np.log(nz)).sum())))  # delta * exp(-H(p))
+    return (pf > threshold).astype(np.float64)
+
+
+def _abs_resample(p, q):
+    d = abs(p - q)
+    z = d.sum()
+    return p.copy() if z <= 0 else d / z
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(rule: Rule) -> Rule:
+    """Add a rule to the registry (its name becomes usable in output_dist, spec_sample, audit)."""
+    RULES[rule.name] = rule
+    return rule
+
+
+register(Rule("lossless", True, "accept min(1, p/q); on rejection sample (p - q)+ / Z",
+              lambda p, q: acceptance_prob(p, q), lambda p, q: resample_dist(p, q)))
+register(Rule("resample_target", False, "pitfall: on rejection sample from p itself",
+              lambda p, q: acceptance_prob(p, q), lambda p, q: p))
+register(Rule("abs_residual", False, "pitfall: on rejection sample |p - q| / sum|p - q|",
+              lambda p, q: acceptance_prob(p, q), _abs_resample))
+register(Rule("lenient", False, "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for l < 1",
+              _lenient_accept, lambda p, q, l: resample_dist(p, q), {"l": 0.5}))
+register(Rule("typical", False, "Medusa: accept iff p(x) > min(eps, delta exp(-H(p))); else sample p",
+              _typical_accept, lambda p, q, eps, delta: p, {"eps": 0.09, "delta": 0.3}))
+register(TokenMatchRule("token_match", True, "draw y ~ p; keep the draft iff y == x, else emit y",
+                        lambda p, q: p.copy(), None))
+
+
+def get_rule(rule) -> Rule:
+    """Look up a rule by name (or pass a Rule through)."""
+    if isinstance(rule, Rule):
+        return rule
+    try:
+        return RULES[rule]
+    except KeyError:
+        raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}") from None
+
+
+def rule_joint(p, q, rule="lossless", **params) -> Joint:
+    """Exact P(out = x and accept), P(out = x and reject) for any rule."""
+    p, q = as_pair(p, q)
+    r = get_rule(rule)
+    kw = r.params(params)
+    a = r.accept(p, q, **kw)
+    acc = q * a
+    rej = r.reject_joint(p, q, a, **kw)
+    if is_exact(p):
+        rej = np.array([Fraction(v) for v in rej], dtype=object)
+    return Joint(accept=acc, reject=rej)
+
+
+def output_dist(p, q, rule="lossless", **params) -> np.ndarray:
+    """Exact P(output = x) of one verification step under `rule`.
+
+    >>> output_dist([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).round(12)
+    array([0.6, 0.3, 0.1])
+    """
+    return rule_joint(p, q, rule, **params).output
+
+
+def rule_acceptance_rate(p, q, rule="lossless", **params):
+    """P(the drafted token is kept) under `rule`."""
+    total = rule_joint(p, q, rule, **params).p_accept
+    return total if isinstance(total, Fraction) else float(total)
+
+
+def is_lossless(rule) -> bool:
+    """Whether `rule` preserves the target distribution for every p, q."""
+    return get_rule(rule).lossless
+
+
+@dataclass(frozen=True)
+class RuleReport:
+    """A rule's exact behaviour on one (p, q): output, acceptance, TV from p."""
+
+    rule: str
+    lossless: bool
+    output: np.ndarray
+    acceptance: float
+    tv: float
+
+
+def compare_rules(p, q, rules=None, params=None) -> list[RuleReport]:
+    """Exact output, acceptance and TV(output, p) for several rules side by side."""
+    p, q = as_pair(p, q)
+    params = params or {}
+    out = []
+    for name in rules or list(RULES):
+        j = rule_joint(p, q, name, **params.get(name, {}))
+        o = j.output.astype(np.float64)
+        out.append(RuleReport(name, get_rule(name).lossless, o, float(j.p_accept),
+                              float(np.abs(o - p.astype(np.float64)).sum() / 2)))
+    return out
+
+
+__all__ = ["Rule", "RULES", "register", "get_rule", "rule_joint", "output_dist", "rule_acceptance_rate",
+           "is_lossless", "compare_rules", "RuleReport"]

@@ -1,0 +1,192 @@
+"""Vectorised samplers for one speculative step (numpy; no Python loop per sample).
+
+>>> s = spec_sample([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], n=100_000, seed=0)
+>>> s.tokens.shape, s.accepted.dtype
+((100000,), dtype('bool'))
+>>> bool(abs(s.accepted.mean() - 0.8) < 0.01)      # P(accept) = sum min(p, q) = 0.8
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .multidraft import _check_k, multi_draft_stages
+from .rules import get_rule
+from .theory import envelope_constant
+from .validate import as_dist, as_pair
+
+
+def make_rng(seed=None) -> np.random.Generator:
+    """An int/None seed or an existing Generator -> a numpy Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+def _check_n(n) -> int:
+    if int(n) != n or n < 0:
+        raise ValueError(f"n (number of samples) must be a non-negative integer, got {n!r}")
+    return int(n)
+
+
+def categorical(p: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n,) int64 draws from the probability vector p by inverse CDF; never a p = 0 token."""
+    cdf = np.cumsum(p)
+    u = rng.random(n)
+    u *= cdf[-1]
+    idx = np.searchsorted(cdf, u, side="right")
+    last = int(np.flatnonzero(p)[-1])  # guards u * total rounding up to the total
+    np.minimum(idx, last, out=idx)
+    return idx
+
+
+@dataclass(frozen=True)
+class SpecSample:
+    """n independent speculative steps: what was drafted, whether it was kept, what came out."""
+
+    tokens: np.ndarray  # (n,) int64 emitted token ids
+    accepted: np.ndarray  # (n,) bool, True where the draft was kept
+    drafts: np.ndarray  # (n,) int64 drafted token ids (from q)
+    vocab_size: int
+
+    def counts(self) -> np.ndarray:
+        """(V,) how often each token was emitted."""
+        return np.bincount(self.tokens, minlength=self.vocab_size)
+
+    def empirical(self) -> np.ndarray:
+        """(V,) empirical output distribution."""
+        return self.counts() / max(len(self.tokens), 1)
+
+    def accepted_counts(self) -> np.ndarray:
+        """(V,) emitted-and-accepted counts per token (the min(p, q) part)."""
+        return np.bincount(self.tokens[self.accepted], minlength=self.vocab_size)
+
+    def rejected_counts(self) -> np.ndarray:
+        """(V,) emitted-after-rejection counts per token (the (p - q)+ part)."""
+        return np.bincount(self.tokens[~self.accepted], minlength=self.vocab_size)
+
+    @property
+    def acceptance(self) -> float:
+        """Fraction of drafts kept."""
+        return float(self.accepted.mean()) if len(self.accepted) else float("nan")
+
+
+def spec_sample(p, q, n, rule="lossless", seed=None, **params) -> SpecSample:
+    """Run n independent single-token speculative steps of `rule` on target p and draft q.
+
+    Each step drafts x ~ q, keeps it with probability a(x) of the rule, and otherwise
+    emits a replacement. Seeded runs are bit-identical.
+    """
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    n = _check_n(n)
+    r = get_rule(rule)
+    kw = r.params(params)
+    rng = make_rng(seed)
+    a = np.asarray(r.accept(p, q, **kw), dtype=np.float64)  # (V,)
+    drafts = categorical(q, n, rng)
+    accepted = rng.random(n) < a[drafts]
+    tokens = drafts.copy()
+    rej = np.flatnonzero(~accepted)
+    if rej.size:
+        tokens[rej] = r.sample_rejected(p, q, drafts[rej], rng, categorical, **kw)
+    return SpecSample(tokens, accepted, drafts, p.size)
+
+
+@dataclass(frozen=True)
+class MultiDraftSample:
+    """n multi-draft steps: emitted tokens and the index of the accepted draft (-1: none)."""
+
+    tokens: np.ndarray  # (n,) int64
+    accepted_index: np.ndarray  # (n,) int64 in -1..k-1
+    drafts: np.ndarray  # (n, k) int64
+    vocab_size: int
+
+    def empirical(self) -> np.ndarray:
+        return np.bincount(self.tokens, minlength=self.vocab_size) / max(len(self.tokens), 1)
+
+    @property
+    def acceptance(self) -> float:
+        return float((self.accepted_index >= 0).mean())
+
+
+def multi_draft_sample(p, q, n, k, update_residual=True, seed=None) -> MultiDraftSample:
+    """SpecInfer-style verification of k i.i.d. drafts from q, n times (loop over k only)."""
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    n, k = _check_n(n), _check_k(k)
+    rng = make_rng(seed)
+    stages = multi_draft_stages(p, q, k, update_residual)
+    drafts = np.stack([categorical(q, n, rng) for _ in range(k)], axis=1) if n else np.zeros((0, k), np.int64)
+    u = rng.random((n, k))
+    tokens = np.full(n, -1, dtype=np.int64)
+    acc_idx = np.full(n, -1, dtype=np.int64)
+    open_ = np.ones(n, dtype=bool)
+    for i, (R, _) in enumerate(stages[:-1]):
+        ratio = np.ones_like(R)
+        np.divide(R, q, out=ratio, where=q > 0)
+        ok = open_ & (u[:, i] < np.minimum(ratio, 1.0)[drafts[:, i]])
+        tokens[ok] = drafts[ok, i]
+        acc_idx[ok] = i
+        open_ &= ~ok
+    rest = np.flatnonzero(open_)
+    if rest.size:
+        tokens[rest] = categorical(stages[-1][0].astype(np.float64), rest.size, rng)
+    return MultiDraftSample(tokens, acc_idx, drafts, p.size)
+
+
+def rejection_sample(p, q, n, M=None, seed=None, max_tries: int = 10_000):
+    """Classic rejection sampling with envelope M q >= p: returns (tokens (n,), tries (n,)).
+
+    Each try draws x ~ q and accepts with p(x) / (M q(x)); on rejection it starts over.
+    """
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    n = _check_n(n)
+    M = envelope_constant(p, q) if M is None else float(M)
+    if not np.isfinite(M) or M <= 0:
+        raise ValueError(f"no finite envelope M: q = 0 where p > 0, so rejection sampling cannot reach p (M={M})")
+    rng = make_rng(seed)
+    ratio = np.zeros_like(p)
+    np.divide(p, M * q, out=ratio, where=q > 0)
+    tokens = np.full(n, -1, dtype=np.int64)
+    tries = np.zeros(n, dtype=np.int64)
+    todo = np.arange(n)
+    for _ in range(max_tries):
+        if not todo.size:
+            break
+        x = categorical(q, todo.size, rng)
+        tries[todo] += 1
+        ok = rng.random(todo.size) < ratio[x]
+        tokens[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    if todo.size:
+        raise RuntimeError(f"{todo.size} samples still rejected after {max_tries} tries (acceptance too low)")
+    return tokens, tries
+
+
+def importance_estimate(f, p, q, n, seed=None):
+    """Running self-normalised-free IS estimate of E_p[f] from n draft samples: (n,) array.
+
+    `f` is a (V,) array of values per token. The last entry is the final estimate.
+    """
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != p.shape:
+        raise ValueError(f"f must give one value per token: shape {f.shape} vs vocabulary {p.shape}")
+    n = _check_n(n)
+    rng = make_rng(seed)
+    x = categorical(q, n, rng)
+    w = np.zeros_like(p)
+    np.divide(p, q, out=w, where=q > 0)
+    return np.cumsum(w[x] * f[x]) / np.arange(1, n + 1)
+
+
+def sample_from(p, n, seed=None) -> np.ndarray:
+    """(n,) plain samples from p (the autoregressive baseline)."""
+    p = as_dist(p).astype(np.float64)
+    return categorical(p, _check_n(n), make_rng(seed))

@@ -1,0 +1,141 @@
+"""Standardized sampling: the distribution actually sampled from after temperature/top-k/top-p.
+
+Speculative decoding is lossless only if p and q in the ratio are exactly the
+distributions the tokens were drawn from, after every processor. `standardize`
+folds the processors into one probability vector; `mismatch_output_dist` gives the
+exact output when target and draft were processed differently.
+
+>>> standardize([2.0, 1.0, 0.0], temperature=0).tolist()      # greedy is a one-hot
+[1.0, 0.0, 0.0]
+>>> standardize([2.0, 1.0, 0.0], top_k=2).round(4).tolist()
+[0.7311, 0.2689, 0.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validate import as_dist
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling settings: temperature (0 = greedy), top_k (None/0 = off), top_p (None/1 = off)."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+
+    def __post_init__(self):
+        if not (self.temperature >= 0) or not np.isfinite(self.temperature):
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+        if self.top_k is not None and (int(self.top_k) != self.top_k or self.top_k < 0):
+            raise ValueError(f"top_k must be a non-negative integer or None, got {self.top_k!r}")
+        if self.top_p is not None and not (0 < self.top_p <= 1):
+            raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
+
+
+def _as_logits(logits) -> np.ndarray:
+    if hasattr(logits, "detach"):
+        logits = logits.detach().cpu().double().numpy()
+    arr = np.asarray(logits, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"logits must be a non-empty 1-D array, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"logits[{int(np.flatnonzero(np.isnan(arr))[0])}] is NaN")
+    if np.isposinf(arr).any():
+        raise ValueError("logits contain +inf")
+    if np.isneginf(arr).all():
+        raise ValueError("logits are all -inf: no token can be sampled")
+    return arr
+
+
+def standardize(logits, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """(V,) logits -> (V,) the distribution sampled from (temperature, then top-k, then top-p).
+
+    temperature 0 is greedy: a one-hot at the first argmax, no division by zero.
+    top-p keeps the smallest set of most likely tokens whose mass reaches top_p.
+    """
+    s = Sampling(temperature, top_k, top_p)
+    z = _as_logits(logits)
+    if s.temperature == 0:
+        out = np.zeros_like(z)
+        out[int(np.argmax(z))] = 1.0
+        return out
+    z = z / s.temperature
+    if s.top_k:
+        k = min(int(s.top_k), z.size)
+        kth = np.sort(z)[-k]
+        z = np.where(z >= kth, z, -np.inf)
+    prob = np.exp(z - z.max())
+    prob /= prob.sum()
+    if s.top_p is not None and s.top_p < 1:
+        order = np.argsort(-prob, kind="stable")
+        cum = np.cumsum(prob[order])
+        keep_n = int(np.searchsorted(cum, s.top_p - 1e-12) + 1)
+        mask = np.zeros(z.size, dtype=bool)
+        mask[order[:keep_n]] = True
+        prob = np.where(mask, prob, 0.0)
+        prob /= prob.sum()
+    return prob
+
+
+def softmax(logits, temperature=1.0) -> np.ndarray:
+    """Plain softmax at a temperature (> 0)."""
+    return standardize(logits, temperature=temperature)
+
+
+def verify_output_dist(p_ratio, q_ratio, q_sampled) -> np.ndarray:
+    """Exact output when drafts come from `q_sampled` but the ratio uses `p_ratio`/`q_ratio`.
+
+    Lossless iff q_sampled == q_ratio; the output is then p_ratio (which must be the
+    intended target for the whole thing to be right).
+    """
+    p = as_dist(p_ratio, "p_ratio")
+    q = as_dist(q_ratio, "q_ratio")
+    s = as_dist(q_sampled, "q_sampled")
+    if not (p.size == q.size == s.size):
+        raise ValueError(f"p_ratio, q_ratio, q_sampled have lengths {p.size}, {q.size}, {s.size}: must match")
+    ratio = np.ones_like(p)
+    np.divide(p, q, out=ratio, where=q > 0)
+    a = np.minimum(ratio, 1.0)
+    a = np.where(q > 0, a, 0.0)  # a token with q_ratio = 0 is rejected (vLLM's guard)
+    acc = s * a
+    res = np.maximum(p - q, 0.0)
+    z = res.sum()
+    r = res / z if z > 0 else p
+    return acc + (1.0 - acc.sum()) * r
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Exact result of a standardisation mismatch: output vs the intended target."""
+
+    intended: np.ndarray  # (V,) the target distribution the user asked for
+    output: np.ndarray  # (V,) what the sampler actually produces
+    tv: float  # TV(output, intended)
+
+
+def mismatch_output_dist(target_logits, draft_logits, intended: Sampling, target_used: Sampling | None = None,
+                         draft_sampled: Sampling | None = None, draft_ratio: Sampling | None = None) -> Mismatch:
+    """Exact output when p, the sampled draft and the q in the ratio use different settings.
+
+    `intended` is what the user asked for; `target_used` is how p in the ratio was made,
+    `draft_sampled` how the draft token was drawn, `draft_ratio` how q in the ratio was
+    made (each defaults to `intended`, `intended`, `draft_sampled`).
+
+    >>> m = mismatch_output_dist([2., 1., 0.], [0., 1., 2.], Sampling(0.7), target_used=Sampling(1.0))
+    >>> round(m.tv, 4)   # target at T=1 while the user asked for T=0.7
+    0.1057
+    """
+    target_used = target_used or intended
+    draft_sampled = draft_sampled or intended
+    draft_ratio = draft_ratio or draft_sampled
+    want = standardize(target_logits, intended.temperature, intended.top_k, intended.top_p)
+    p = standardize(target_logits, target_used.temperature, target_used.top_k, target_used.top_p)
+    s = standardize(draft_logits, draft_sampled.temperature, draft_sampled.top_k, draft_sampled.top_p)
+    q = standardize(draft_logits, draft_ratio.temperature, draft_ratio.top_k, draft_ratio.top_p)
+    out = verify_output_dist(p, q, s)
+    return Mismatch(want, out, float(np.abs(out - want).sum() / 2))

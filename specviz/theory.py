@@ -1,0 +1,227 @@
+"""Exact math of one speculative sampling step (p = target, q = draft).
+
+Pure functions: numpy in, numpy out, no randomness, no plotting. With
+`fractions.Fraction` inputs every function returns exact Fractions.
+
+The running example of the tutorial (vocabulary cat, dog, fish):
+
+>>> p, q = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
+>>> overlap(p, q)                      # accepted mass per token, min(p, q)
+array([0.4, 0.3, 0.1])
+>>> round(acceptance_rate(p, q), 12)  # sum of min(p, q)
+0.8
+>>> residual(p, q).round(12)          # (p - q)+, what rejection must add back
+array([0.2, 0. , 0. ])
+>>> resample_dist(p, q).round(12)     # p' = (p - q)+ / Z
+array([1., 0., 0.])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .validate import as_dist, as_pair, is_exact
+
+
+def _zero_like(arr):
+    return Fraction(0) if is_exact(arr) else 0.0
+
+
+def _positive_part(x: np.ndarray) -> np.ndarray:
+    """max(x, 0) elementwise, keeping Fractions exact."""
+    if is_exact(x):
+        return np.array([v if v > 0 else Fraction(0) for v in x], dtype=object)
+    return np.maximum(x, 0.0)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, where_zero) -> np.ndarray:
+    """num / den elementwise, `where_zero` where den == 0 (no division by zero)."""
+    if is_exact(num):
+        return np.array([n / d if d != 0 else Fraction(where_zero) for n, d in zip(num, den)], dtype=object)
+    out = np.full(num.shape, float(where_zero))
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def overlap(p, q) -> np.ndarray:
+    """min(p, q) per token: the mass both models agree on, P(x and accept).
+
+    >>> overlap([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    array([0.4, 0.3, 0.1])
+    """
+    p, q = as_pair(p, q)
+    return np.minimum(p, q)
+
+
+def residual(p, q) -> np.ndarray:
+    """(p - q)+ per token, unnormalised: what the target wants beyond the draft.
+
+    >>> residual([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).round(12)
+    array([0.2, 0. , 0. ])
+    """
+    p, q = as_pair(p, q)
+    return _positive_part(p - q)
+
+
+def acceptance_prob(p, q) -> np.ndarray:
+    """a(x) = min(1, p(x) / q(x)), defined as 1 where q(x) = 0 (never drafted).
+
+    >>> acceptance_prob([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    array([1. , 0.6, 1. ])
+    """
+    p, q = as_pair(p, q)
+    ratio = _ratio(p, q, where_zero=1)
+    return np.minimum(ratio, Fraction(1) if is_exact(p) else 1.0)
+
+
+def acceptance_rate(p, q):
+    """P(accept) = sum_x min(p(x), q(x)) = 1 - TV(p, q).
+
+    >>> round(acceptance_rate([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
+    0.8
+    """
+    total = overlap(p, q).sum()
+    return total if isinstance(total, Fraction) else float(total)
+
+
+def tv_distance(p, q):
+    """Total variation distance 1/2 sum_x |p(x) - q(x)|.
+
+    >>> round(tv_distance([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
+    0.2
+    """
+    p, q = as_pair(p, q)
+    total = abs(p - q).sum() / 2
+    return total if isinstance(total, Fraction) else float(total)
+
+
+def rejection_mass(p, q):
+    """Z = sum_x (p(x) - q(x))+ , which equals P(reject) = 1 - acceptance_rate."""
+    total = residual(p, q).sum()
+    return total if isinstance(total, Fraction) else float(total)
+
+
+def resample_dist(p, q) -> np.ndarray:
+    """p'(x) = (p(x) - q(x))+ / Z, the distribution sampled after a rejection.
+
+    When Z = 0 (p == q) rejection never happens; p is returned instead of 0/0.
+
+    >>> resample_dist([0.5, 0.5], [0.5, 0.5])
+    array([0.5, 0.5])
+    """
+    p, q = as_pair(p, q)
+    r = _positive_part(p - q)
+    z = r.sum()
+    if z <= 0:
+        return p.copy()
+    return r / z
+
+
+@dataclass(frozen=True)
+class Joint:
+    """The money-diagram decomposition P(output = x) = P(x and accept) + P(x and reject)."""
+
+    accept: np.ndarray  # (V,) P(output = x and the draft was accepted)
+    reject: np.ndarray  # (V,) P(output = x and the draft was rejected)
+
+    @property
+    def output(self) -> np.ndarray:
+        """(V,) P(output = x)."""
+        return self.accept + self.reject
+
+    @property
+    def p_accept(self):
+        """Total probability that the draft token is kept."""
+        return self.accept.sum()
+
+    @property
+    def p_reject(self):
+        """Total probability of a rejection (equals Z for the lossless rule)."""
+        return self.reject.sum()
+
+
+def joint(p, q) -> Joint:
+    """The lossless rule's decomposition: accept part min(p, q), reject part (p - q)+.
+
+    >>> j = joint([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    >>> j.output.round(12)
+    array([0.6, 0.3, 0.1])
+    """
+    from .rules import rule_joint
+
+    return rule_joint(p, q, "lossless")
+
+
+# ---------------------------------------------------------------- importance sampling
+
+
+def importance_weights(p, q) -> np.ndarray:
+    """w(x) = p(x) / q(x), the importance weight of a draft sample x (0 where q(x) = 0).
+
+    >>> importance_weights([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    array([1.5, 0.6, 1. ])
+    """
+    p, q = as_pair(p, q)
+    return _ratio(p, q, where_zero=0)
+
+
+def importance_bias_mass(p, q):
+    """Target mass on tokens the draft never proposes (q = 0, p > 0): IS cannot see it."""
+    p, q = as_pair(p, q)
+    m = p[q == 0].sum() if not is_exact(p) else sum((a for a, b in zip(p, q) if b == 0), Fraction(0))
+    return m if isinstance(m, Fraction) else float(m)
+
+
+# ---------------------------------------------------------------- rejection sampling
+
+
+def envelope_constant(p, q):
+    """Smallest M with M * q >= p everywhere (max p/q); inf if q = 0 where p > 0.
+
+    >>> round(envelope_constant([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
+    1.5
+    """
+    p, q = as_pair(p, q)
+    if is_exact(p):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return float("inf")
+        return max(a / b for a, b in zip(p, q) if b > 0)
+    if np.any((q == 0) & (p > 0)):
+        return float("inf")
+    return float(np.max(_ratio(p, q, where_zero=0)))
+
+
+def rejection_output_dist(p, q, M=None) -> np.ndarray:
+    """Output of classic rejection sampling (accept x ~ q w.p. min(1, p/(M q)), else retry).
+
+    With M >= envelope_constant(p, q) it is exactly p, accepting 1/M per try; with a
+    too-small M the output is min(p, M q) renormalised (the clipped shape).
+    """
+    p, q = as_pair(p, q)
+    if M is None:
+        M = envelope_constant(p, q)
+    if not M > 0 or M == float("inf"):
+        raise ValueError(f"envelope constant M must be finite and > 0, got {M}")
+    kept = np.minimum(p, q * M)  # (V,) P(draw x and accept) * M
+    return kept / kept.sum()
+
+
+def rejection_acceptance(p, q, M=None):
+    """Per-try acceptance of classic rejection sampling: sum min(p, M q) / M (= 1/M when valid)."""
+    p, q = as_pair(p, q)
+    if M is None:
+        M = envelope_constant(p, q)
+    if M == float("inf"):
+        return 0.0
+    total = np.minimum(p, q * M).sum() / M
+    return total if isinstance(total, Fraction) else float(total)
+
+
+def entropy(p) -> float:
+    """Shannon entropy in nats."""
+    p = as_dist(p).astype(np.float64)
+    nz = p[p > 0]
+    return float(-(nz * np.log(nz)).sum())
