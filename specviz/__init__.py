@@ -34,3 +34,30 @@ def spec_sample_torch(*args, **kwargs):
     from .torch_sampling import spec_sample_torch as f
 
     return f(*args, **kwargs)
+
+
+# Widget apps and figure builders import plotly/ipywidgets; load them on first use.
+_LAZY = {
+    "figures": ("specviz.figures", None),
+    "widgets": ("specviz.widgets", None),
+    "money_diagram_app": ("specviz.widgets", "money_diagram_app"),
+    "monte_carlo_app": ("specviz.widgets", "monte_carlo_app"),
+    "pitfall_app": ("specviz.widgets", "pitfall_app"),
+    "gamma_app": ("specviz.widgets", "gamma_app"),
+    "multidraft_app": ("specviz.widgets", "multidraft_app"),
+    "standardization_app": ("specviz.widgets", "standardization_app"),
+    "numerics_app": ("specviz.widgets", "numerics_app"),
+    "dashboard_app": ("specviz.widgets", "dashboard_app"),
+    "money_diagram": ("specviz.figures", "money_diagram"),
+    "export_figure": ("specviz.figures", "export_figure"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        mod = importlib.import_module(module)
+        return mod if attr is None else getattr(mod, attr)
+    raise AttributeError(f"module 'specviz' has no attribute {name!r}")
