@@ -107,13 +107,15 @@ def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> Au
     tv = float(np.abs(empirical - p).sum() / 2 + outside.size / n / 2)
     impossible = np.flatnonzero((counts > 0) & (p == 0))
     support = p > 0
-    chi2, pval, dof = _pooled_chisquare(counts[support], n * p[support])
+    chi2, pval, dof = float("inf"), 0.0, int(support.sum()) - 1
+    if not outside.size and not impossible.size:
+        chi2, pval, dof = _pooled_chisquare(counts[support], n * p[support])
     if outside.size:
-        passed, pval = False, 0.0
+        passed = False
         why = (f"{outside.size} of {n} token ids fall outside the vocabulary 0..{V - 1} "
                f"(e.g. {int(outside[0])}): the verifier emits ids that do not exist")
     elif impossible.size:
-        passed, pval = False, 0.0
+        passed = False
         x = int(impossible[0])
         why = (f"token {x} was emitted {int(counts[x])} times although p({x}) = 0: "
                "the output cannot be the target distribution")

@@ -30,7 +30,7 @@ def _to_array(x, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray) and x.dtype != object:
         arr = x
     else:
-        items = list(x) if isinstance(x, (list, tuple)) else None
+        items = list(x) if isinstance(x, (list, tuple)) or isinstance(x, np.ndarray) else None
         if items is not None and any(isinstance(v, Fraction) for v in _flatten(items)):
             try:
                 arr = np.array(items, dtype=object)

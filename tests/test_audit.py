@@ -1,0 +1,79 @@
+"""The lossless audit passes correct samplers and catches every known bug at n = 1e5."""
+
+import numpy as np
+import pytest
+
+import specviz as sv
+
+P, Q = sv.TUTORIAL_P, sv.TUTORIAL_Q
+
+
+@pytest.mark.parametrize("sampler", ["lossless", "token_match", sv.correct_verifier])
+@pytest.mark.parametrize("pq", [(P, Q), ([0.7, 0.2, 0.1], [0.1, 0.2, 0.7]), ([0.0, 0.75, 0.25], [1.0, 0.0, 0.0])])
+def test_audit_passes_correct_samplers(sampler, pq):
+    report = sv.audit(sampler, *pq, n=100_000, seed=0)
+    assert report.passed, report.explanation
+    assert report.tv < 0.01
+    assert report.p_value >= report.alpha
+
+
+@pytest.mark.parametrize("name", sorted(sv.BUGGY_VERIFIERS))
+def test_audit_catches_buggy_verifiers(name):
+    report = sv.audit(sv.BUGGY_VERIFIERS[name], P, Q, n=100_000, seed=0)
+    assert not report.passed, f"{name} slipped through: {report.explanation}"
+    assert report.p_value < 1e-6  # caught by a wide margin, not by luck
+
+
+@pytest.mark.parametrize("rule,params", [("resample_target", {}), ("abs_residual", {}), ("lenient", {"l": 0.9})])
+def test_audit_catches_lossy_rules(rule, params):
+    assert not sv.audit(rule, P, Q, n=100_000, seed=0, **params).passed
+
+
+def test_audit_flags_tokens_where_p_is_zero_even_when_rare():
+    p, q = [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]
+
+    def leaks_once(p, q, n, rng):
+        out = sv.correct_verifier(p, q, n, rng)
+        out[17] = 2  # a single impossible token among 1e5
+        return out
+
+    report = sv.audit(leaks_once, p, q)
+    assert not report.passed
+    assert "p(2) = 0" in report.explanation
+    assert list(report.impossible_tokens) == [2]
+
+
+def test_audit_flags_ids_outside_vocabulary():
+    def overflow(p, q, n, rng):
+        out = sv.correct_verifier(p, q, n, rng)
+        out[:3] = len(p)  # vLLM's padded-lane bug
+        return out
+
+    report = sv.audit(overflow, P, Q)
+    assert not report.passed and "outside the vocabulary" in report.explanation
+
+
+def test_audit_rejects_malformed_sampler_output():
+    with pytest.raises(ValueError, match="shape"):
+        sv.audit(lambda p, q, n, rng: np.zeros(n - 1, dtype=int), P, Q)
+    with pytest.raises(ValueError, match="integer token ids"):
+        sv.audit(lambda p, q, n, rng: np.full(n, 0.5), P, Q)
+    with pytest.raises(ValueError, match="rule name or a function"):
+        sv.audit(42, P, Q)
+
+
+def test_audit_false_alarm_rate_matches_alpha():
+    """At alpha = 0.05 a correct sampler should fail about 5% of the time (400 seeded runs).
+
+    Binomial(400, 0.05): the interval [8, 36] holds the count with probability > 0.999.
+    """
+    fails = sum(not sv.audit("lossless", P, Q, n=2_000, seed=s, alpha=0.05).passed for s in range(400))
+    assert 8 <= fails <= 36, fails
+
+
+def test_audit_report_is_readable_and_reproducible():
+    a = sv.audit("resample_target", P, Q, seed=3)
+    b = sv.audit("resample_target", P, Q, seed=3)
+    assert a.p_value == b.p_value and np.array_equal(a.empirical, b.empirical)
+    assert str(a).startswith("FAIL") and "token 0" in a.explanation
+    assert "PASS" in sv.audit("lossless", P, Q)._repr_html_()

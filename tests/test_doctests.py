@@ -1,0 +1,17 @@
+"""The worked examples in the core modules' docstrings run and give what they claim."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["specviz", "specviz.validate", "specviz.theory", "specviz.rules", "specviz.gamma", "specviz.multidraft",
+           "specviz.standardize", "specviz.sampling", "specviz.chain", "specviz.audit", "specviz.verifiers",
+           "specviz.torch_sampling"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"{name} has no worked example"
+    assert result.failed == 0
