@@ -1,0 +1,78 @@
+# specviz developer tasks.  `make test` sets up .venv on first use.
+#
+#   make dashboard   the Voila dashboard (notebooks/dashboard.ipynb) on 127.0.0.1:8866
+#   make lab         JupyterLab on notebooks/
+#   make test        the test suite
+#   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
+#   make clean       remove .venv and build leftovers
+#
+# Overrides: make test PYTEST_ARGS="-k cli -x"   make dashboard ARGS="--port 9000"
+#            make TORCH_SPEC="torch==2.14.1" ...  (default: the small CPU wheel)
+
+SHELL       := /bin/bash
+PYTHON      ?= python3
+VENV        ?= .venv
+PY          := $(VENV)/bin/python
+PIP         := $(PY) -m pip
+STAMP       := $(VENV)/.specviz-installed
+# torch is installed on its own first: torch==2.13.0 is a CPU wheel on local disk;
+# a bare `torch` (or a range admitting a newer release) pulls a multi-GB CUDA build.
+TORCH_SPEC  ?= torch==2.13.0
+PYTEST_ARGS ?=
+ARGS        ?=
+
+# Playwright drives Debian's Chromium, never a downloaded browser.
+CHROMIUM    ?= /usr/bin/chromium
+export SPECVIZ_CHROMIUM := $(CHROMIUM)
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+# kaleido (plotly static export) looks here for a browser.
+export BROWSER_PATH := $(CHROMIUM)
+
+.PHONY: all venv test lab dashboard bench chromium clean
+
+all: test
+
+venv: $(STAMP)
+
+# Reinstalls when pyproject.toml (the dependency list) or the torch pin changes;
+# a no-op otherwise.
+$(STAMP): pyproject.toml Makefile
+	@start=$$(date +%s); \
+	if [ ! -x "$(PY)" ]; then $(PYTHON) -m venv "$(VENV)" || exit 1; fi; \
+	$(PIP) install --quiet "$(TORCH_SPEC)" && \
+	$(PIP) install --quiet -e ".[dev]" && \
+	touch "$@" && \
+	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
+
+test: $(STAMP)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
+	  echo "      install it with: make chromium   (apt-get, as root)"; \
+	fi
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lab: $(STAMP)
+	$(VENV)/bin/specviz lab $(ARGS)
+
+dashboard: $(STAMP)
+	$(VENV)/bin/specviz dashboard $(ARGS)
+
+bench: $(STAMP)
+	@if [ -f benchmarks/run_all.py ]; then \
+	  $(PY) benchmarks/run_all.py; \
+	else \
+	  shopt -s nullglob; files=(benchmarks/bench_*.py); \
+	  if [ $${#files[@]} -eq 0 ]; then echo "no benchmarks/bench_*.py found"; exit 1; fi; \
+	  for f in "$${files[@]}"; do \
+	    echo "== $$f"; $(PY) "$$f" || exit 1; \
+	  done; \
+	fi
+
+# Debian's Chromium and fonts for the browser tests (root; .ci/run does the same).
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then echo "$(CHROMIUM) present"; else \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation fonts-dejavu-core; fi
+
+clean:
+	rm -rf "$(VENV)" build dist *.egg-info .pytest_cache .hypothesis
+	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

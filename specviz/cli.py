@@ -1,0 +1,251 @@
+"""The ``specviz`` command: open the notebooks in JupyterLab or the dashboard in Voila.
+
+    specviz --version
+    specviz lab [--port 8888] [--token TOKEN] [--notebooks PATH] [-- EXTRA JUPYTER ARGS]
+    specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH]
+
+Both servers are started with ``sys.executable -m ...`` so the tools of the running
+environment (the project's .venv) are used, and both replace this process (exec), so
+a signal sent to ``specviz`` reaches the server itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import specviz
+
+DASHBOARD_NOTEBOOK = "dashboard.ipynb"
+DEFAULT_LAB_PORT = 8888
+DEFAULT_DASHBOARD_PORT = 8866
+LOOPBACK = "127.0.0.1"
+
+# Exit status for a missing notebook or folder, and for refused options (as argparse).
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as ``specviz: error: ...``, exit status 2."""
+
+
+def repo_root() -> Path:
+    """The repository folder: the parent of the ``specviz`` package folder."""
+    return Path(specviz.__file__).resolve().parent.parent
+
+
+def find_notebooks_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The notebooks folder: ``override`` if given, else ``<repo>/notebooks``, else
+    ``./notebooks`` (for a non-editable install run from a checkout)."""
+    if override is not None:
+        return Path(override).expanduser().resolve()
+    candidates = [repo_root() / "notebooks", Path.cwd() / "notebooks"]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate.resolve()
+    return candidates[0]
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def running_as_root() -> bool:
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is not None and geteuid() == 0
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def build_lab_command(
+    notebooks: Path,
+    *,
+    port: int = DEFAULT_LAB_PORT,
+    ip: str = LOOPBACK,
+    token: str | None = None,
+    as_root: bool | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "jupyter", "lab",
+        "--no-browser",
+        f"--ServerApp.ip={ip}",
+        f"--ServerApp.port={port}",
+        f"--ServerApp.root_dir={notebooks}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if token is not None:
+        cmd.append(f"--IdentityProvider.token={token}")
+    if running_as_root() if as_root is None else as_root:
+        cmd.append("--allow-root")
+    cmd.extend(extra)
+    return cmd
+
+
+def build_dashboard_command(
+    notebook: Path,
+    *,
+    port: int = DEFAULT_DASHBOARD_PORT,
+    host: str = LOOPBACK,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    return [
+        sys.executable, "-m", "voila",
+        "--no-browser",
+        f"--port={port}",
+        f"--Voila.ip={host}",
+        # Serve on exactly this port (no silent move to the next one), so the URL
+        # printed below is right.
+        "--Voila.port_retries=0",
+        *extra,
+        str(notebook),
+    ]
+
+
+def _run(cmd: list[str], cwd: Path) -> int:
+    """Replace this process with ``cmd`` (POSIX), or run it and wait (elsewhere)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.chdir(cwd)
+        os.execv(cmd[0], cmd)  # does not return
+    try:
+        return subprocess.call(cmd, cwd=cwd)
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    notebooks = find_notebooks_dir(args.notebooks)
+    if not notebooks.is_dir():
+        raise CliError(
+            f"notebooks folder not found: {notebooks}\n"
+            "  (pass --notebooks PATH, or run from a specviz checkout)"
+        )
+    cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=args.token, extra=extra)
+    print(f"specviz lab: JupyterLab on {notebooks}", flush=True)
+    print(
+        f"specviz lab: open http://{url_host(args.ip)}:{args.port}/lab "
+        "(Jupyter prints the link with its token below; Ctrl+C to stop)",
+        flush=True,
+    )
+    return _run(cmd, cwd=notebooks)
+
+
+def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    if not is_loopback(args.host) and not args.allow_remote:
+        raise CliError(
+            f"refusing to serve the dashboard on non-loopback address {args.host!r}: "
+            "Voila has no password, so anyone who can reach this machine could run code "
+            "in its kernel.\n"
+            f"  To do it anyway: specviz dashboard --host {args.host} --allow-remote"
+        )
+    notebooks = find_notebooks_dir(args.notebooks)
+    notebook = notebooks / DASHBOARD_NOTEBOOK
+    if not notebook.is_file():
+        raise CliError(
+            f"dashboard notebook not found: {notebook}\n"
+            "  The dashboard is notebooks/dashboard.ipynb; it is not there yet "
+            "(or pass --notebooks PATH). `specviz lab` opens the other notebooks."
+        )
+    cmd = build_dashboard_command(notebook, port=args.port, host=args.host, extra=extra)
+    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    print(f"specviz dashboard: serving {notebook}", flush=True)
+    print("", flush=True)
+    print(f"    Dashboard URL:  http://{url_host(shown)}:{args.port}/", flush=True)
+    if not is_loopback(args.host):
+        print(f"    (listening on {args.host}: reachable from other machines)", flush=True)
+    print("", flush=True)
+    print("specviz dashboard: the first page load takes a few seconds; Ctrl+C to stop.", flush=True)
+    return _run(cmd, cwd=notebooks)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"port out of range 1-65535: {port}")
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="specviz",
+        description="specviz: see, and prove by running, why speculative decoding is lossless.",
+        epilog="Arguments after a lone `--` are passed on to jupyter lab / voila.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"specviz {specviz.__version__}"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--notebooks",
+        metavar="PATH",
+        default=None,
+        help="notebooks folder (default: the notebooks/ folder of the repository)",
+    )
+
+    lab = sub.add_parser(
+        "lab",
+        parents=[common],
+        help="open the notebooks in JupyterLab",
+        description="Start JupyterLab on the notebooks folder (no browser is opened).",
+    )
+    lab.add_argument("--port", type=_port, default=DEFAULT_LAB_PORT, help="port (default %(default)s)")
+    lab.add_argument("--ip", default=LOOPBACK, help="address to bind (default %(default)s)")
+    lab.add_argument("--token", default=None, help="access token (default: Jupyter makes one)")
+    lab.set_defaults(func=cmd_lab)
+
+    dash = sub.add_parser(
+        "dashboard",
+        parents=[common],
+        help="serve the dashboard (notebooks/dashboard.ipynb) with Voila",
+        description="Serve notebooks/dashboard.ipynb with Voila, on 127.0.0.1 by default.",
+    )
+    dash.add_argument("--port", type=_port, default=DEFAULT_DASHBOARD_PORT, help="port (default %(default)s)")
+    dash.add_argument("--host", default=LOOPBACK, help="address to bind (default %(default)s)")
+    dash.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host such as 0.0.0.0 (the dashboard has no password)",
+    )
+    dash.set_defaults(func=cmd_dashboard)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.func(args, extra)
+    except CliError as err:
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {err}\n")
+    return 0  # unreachable; keeps type checkers quiet
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""The ``specviz`` command line: version, help, refusals, and a real JupyterLab start."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import specviz
+from specviz import cli
+
+from conftest import free_port
+
+
+def run_cli(*args: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "specviz", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
+
+
+def test_version_flag_prints_package_version():
+    result = run_cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"specviz {specviz.__version__}"
+    assert specviz.__version__ == "0.1.0"
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "specviz"
+    if not script.exists():
+        pytest.skip("specviz console script not in this interpreter's bin/ (not installed with pip?)")
+    result = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"specviz {specviz.__version__}"
+
+
+def call(argv, capsys) -> tuple[int, str, str]:
+    """Run ``specviz ARGV`` in this process: (exit status, stdout, stderr)."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_lists_subcommands(capsys):
+    code, out, _ = call(["--help"], capsys)
+    assert code == 0
+    assert "lab" in out and "dashboard" in out
+    for sub in ("lab", "dashboard"):
+        code, out, _ = call([sub, "--help"], capsys)
+        assert code == 0
+        assert "--port" in out and "--notebooks" in out
+    assert "--allow-remote" in call(["dashboard", "--help"], capsys)[1]
+
+
+def test_no_subcommand_prints_help_and_fails(capsys):
+    code, out, _ = call([], capsys)
+    assert code == 2
+    assert "dashboard" in out
+
+
+def test_dashboard_refuses_non_loopback_host_without_flag(tmp_path):
+    """As a real process: exit 2, a clear message, nothing started."""
+    (tmp_path / "dashboard.ipynb").write_text("{}")
+    result = run_cli("dashboard", "--host", "0.0.0.0", "--notebooks", str(tmp_path))
+    assert result.returncode == 2
+    assert "non-loopback address '0.0.0.0'" in result.stderr
+    assert "--host 0.0.0.0 --allow-remote" in result.stderr
+    assert "Dashboard URL" not in result.stdout
+
+
+@pytest.mark.parametrize("host", ["192.0.2.10", "::", "example.org"])
+def test_dashboard_refuses_other_non_loopback_hosts(tmp_path, host, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_run", lambda cmd, cwd: pytest.fail("server started"))
+    (tmp_path / "dashboard.ipynb").write_text("{}")
+    code, out, err = call(["dashboard", "--host", host, "--notebooks", str(tmp_path)], capsys)
+    assert code == 2
+    assert "non-loopback" in err and "--allow-remote" in err
+
+
+def test_dashboard_missing_notebook_exits_2_with_clear_message(tmp_path):
+    result = run_cli("dashboard", "--notebooks", str(tmp_path))
+    assert result.returncode == 2
+    assert "dashboard notebook not found" in result.stderr
+    assert str(tmp_path / "dashboard.ipynb") in result.stderr
+
+
+def test_lab_missing_notebooks_folder_exits_2(tmp_path, capsys):
+    code, _, err = call(["lab", "--notebooks", str(tmp_path / "nope")], capsys)
+    assert code == 2
+    assert "notebooks folder not found" in err
+
+
+def test_bad_port_is_a_usage_error(capsys):
+    code, _, err = call(["dashboard", "--port", "70000"], capsys)
+    assert code == 2 and "port out of range" in err
+
+
+@pytest.mark.parametrize(
+    "host, expected",
+    [("127.0.0.1", True), ("127.1.2.3", True), ("localhost", True), ("::1", True),
+     ("[::1]", True), ("0.0.0.0", False), ("::", False), ("10.0.0.1", False), ("myhost", False)],
+)
+def test_is_loopback(host, expected):
+    assert cli.is_loopback(host) is expected
+
+
+def test_notebooks_dir_defaults_to_repo_notebooks(repo_root):
+    assert cli.repo_root() == repo_root
+    assert cli.find_notebooks_dir() == (repo_root / "notebooks").resolve()
+    assert cli.find_notebooks_dir("/some/where") == Path("/some/where").resolve()
+
+
+def test_dashboard_command_line(tmp_path):
+    nb = tmp_path / "dashboard.ipynb"
+    cmd = cli.build_dashboard_command(nb, port=9123, extra=["--debug"])
+    assert cmd[:3] == [sys.executable, "-m", "voila"]
+    assert "--no-browser" in cmd and "--port=9123" in cmd and "--Voila.ip=127.0.0.1" in cmd
+    assert "--debug" in cmd
+    assert cmd[-1] == str(nb)
+
+
+def test_lab_command_line_adds_allow_root_only_for_root(tmp_path):
+    as_root = cli.build_lab_command(tmp_path, port=9124, token="t", as_root=True)
+    as_user = cli.build_lab_command(tmp_path, port=9124, token="t", as_root=False)
+    assert "--allow-root" in as_root and "--allow-root" not in as_user
+    assert as_user[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    for flag in ("--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=9124",
+                 f"--ServerApp.root_dir={tmp_path}", "--IdentityProvider.token=t"):
+        assert flag in as_user
+
+
+def test_dashboard_prints_url_before_starting_voila(tmp_path, monkeypatch, capsys):
+    (tmp_path / "dashboard.ipynb").write_text("{}")
+    started = {}
+
+    def fake_run(cmd, cwd):
+        started["cmd"], started["cwd"] = cmd, cwd
+        return 0
+
+    monkeypatch.setattr(cli, "_run", fake_run)
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--port", "9125"]) == 0
+    out = capsys.readouterr().out
+    assert "Dashboard URL:  http://127.0.0.1:9125/" in out
+    assert started["cmd"][-1] == str(tmp_path / "dashboard.ipynb")
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--host", "0.0.0.0",
+                     "--allow-remote"]) == 0
+    assert "--Voila.ip=0.0.0.0" in started["cmd"]
+    assert "reachable from other machines" in capsys.readouterr().out
+
+
+def _get(url: str, timeout: float = 5) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+@pytest.mark.slow
+def test_lab_starts_and_answers_api(tmp_path):
+    """`specviz lab` really starts JupyterLab: GET /api answers within ~60 s."""
+    port, token = free_port(), "specviz-test-token"
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    env = dict(os.environ)
+    # Keep Jupyter's runtime/config files out of the user's home.
+    env["JUPYTER_RUNTIME_DIR"] = str(tmp_path / "runtime")
+    env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "config")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp_path / "workspaces")
+    log_path = tmp_path / "lab.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "specviz", "lab", "--port", str(port), "--token", token,
+             "--notebooks", str(notebooks)],
+            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"specviz lab exited early:\n{log_path.read_text()}"
+            try:
+                status, body = _get(f"{base}/api?token={token}")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        assert status == 200, f"no answer from {base}/api in 60 s:\n{log_path.read_text()}"
+        assert "version" in json.loads(body)
+        # The token is enforced: /api/status needs it.
+        assert _get(f"{base}/api/status?token={token}")[0] == 200
+        assert _get(f"{base}/api/status")[0] in (401, 403)
+        # exec: the pid we started is the Jupyter server itself.
+        assert "JupyterLab on" in log_path.read_text()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)

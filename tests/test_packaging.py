@@ -1,0 +1,192 @@
+"""Packaging stays consistent: pyproject.toml, environment.yml and binder/ list the
+same packages; the Makefile's torch pin satisfies pyproject; the browser stack works."""
+
+from __future__ import annotations
+
+import re
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+import specviz
+
+REPO = Path(__file__).resolve().parent.parent
+
+# conda-forge name -> PyPI name, where they differ.
+CONDA_TO_PYPI = {
+    "pytorch": "torch",
+    "pytorch-cpu": "torch",
+    "pytorch-gpu": "torch",
+    "python-kaleido": "kaleido",
+    "pyyaml": "pyyaml",
+}
+# Entries of a conda environment that are tools, not project dependencies.
+CONDA_IGNORED = {"python", "pip"}
+
+
+def normalize(name: str) -> str:
+    """PEP 503 normalisation: lower case, runs of -_. become -."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _name_of_spec(spec: str) -> str:
+    """Package name of a conda/pip spec: 'pytorch-cpu>=2.1', 'numpy =1.26', 'a::b'."""
+    spec = spec.split("::")[-1].strip()
+    return re.split(r"[\s<>=!~\[;@]", spec, maxsplit=1)[0]
+
+
+def pyproject_runtime_names(pyproject: dict) -> set[str]:
+    return {normalize(Requirement(dep).name) for dep in pyproject["project"]["dependencies"]}
+
+
+def conda_env_names(env: dict) -> set[str]:
+    """Dependency names of a conda environment.yml, conda and `pip:` entries, as PyPI names."""
+    names: set[str] = set()
+    for entry in env.get("dependencies") or []:
+        if isinstance(entry, dict):
+            for spec in entry.get("pip") or []:
+                spec = spec.strip()
+                if spec.startswith("-"):  # -e ., -r file, options
+                    continue
+                names.add(normalize(Requirement(spec).name))
+            continue
+        name = normalize(_name_of_spec(str(entry)))
+        if name in CONDA_IGNORED:
+            continue
+        names.add(normalize(CONDA_TO_PYPI.get(name, name)))
+    return names
+
+
+def compare_dependency_lists(reference: set[str], other: set[str]) -> list[str]:
+    """Human-readable differences between two dependency-name sets ([] if in step)."""
+    problems = []
+    for name in sorted(reference - other):
+        problems.append(f"missing: {name}")
+    for name in sorted(other - reference):
+        problems.append(f"extra: {name}")
+    return problems
+
+
+def load_toml(path: Path) -> dict:
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def load_yaml(path: Path) -> dict:
+    with open(path) as fh:
+        return yaml.safe_load(fh)
+
+
+@pytest.fixture(scope="module")
+def pyproject() -> dict:
+    return load_toml(REPO / "pyproject.toml")
+
+
+# ---------------------------------------------------------------- the comparison itself
+
+
+def test_conda_env_names_maps_and_normalises():
+    env = {
+        "channels": ["conda-forge"],
+        "dependencies": [
+            "python=3.11", "pip", "conda-forge::pytorch-cpu>=2.1", "python-kaleido >=1.0",
+            "Safetensors", "typing_extensions",
+            {"pip": ["-e .", "Some.Pkg[extra]>=1"]},
+        ],
+    }
+    assert conda_env_names(env) == {"torch", "kaleido", "safetensors", "typing-extensions", "some-pkg"}
+
+
+def test_comparison_reports_mismatches():
+    pyproject = {"project": {"dependencies": ["numpy>=1.24", "torch>=2.1", "plotly"]}}
+    env = {"dependencies": ["python=3.11", "numpy", "pytorch", "scipy"]}
+    problems = compare_dependency_lists(pyproject_runtime_names(pyproject), conda_env_names(env))
+    assert problems == ["missing: plotly", "extra: scipy"]
+    env_ok = {"dependencies": ["numpy", "pytorch-cpu", {"pip": ["plotly>=6"]}]}
+    assert compare_dependency_lists(pyproject_runtime_names(pyproject), conda_env_names(env_ok)) == []
+
+
+# ---------------------------------------------------------------- the project's files
+
+
+EXPECTED_RUNTIME = {
+    "numpy", "scipy", "plotly", "ipywidgets", "anywidget", "jupyterlab", "voila",
+    "torch", "transformers", "safetensors", "tokenizers", "kaleido",
+}
+
+
+def test_pyproject_metadata(pyproject):
+    project = pyproject["project"]
+    assert project["name"] == "specviz"
+    assert project["requires-python"] == ">=3.10"
+    assert pyproject_runtime_names(pyproject) == EXPECTED_RUNTIME
+    dev = {normalize(Requirement(d).name) for d in project["optional-dependencies"]["dev"]}
+    assert {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel", "playwright",
+            "pytest-timeout"} <= dev
+    assert project["scripts"]["specviz"] == "specviz.cli:main"
+    assert "version" in project["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"] == "specviz.__version__"
+
+
+def test_installed_metadata_matches_package_version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("specviz")
+    except PackageNotFoundError:
+        pytest.skip("specviz is not pip-installed in this environment")
+    assert installed == specviz.__version__
+
+
+@pytest.mark.parametrize("env_file", ["environment.yml", "binder/environment.yml"])
+def test_conda_environment_in_step_with_pyproject(pyproject, env_file):
+    env = load_yaml(REPO / env_file)
+    assert "conda-forge" in env["channels"]
+    assert any(str(d).replace(" ", "").startswith("python=3.11") for d in env["dependencies"])
+    problems = compare_dependency_lists(pyproject_runtime_names(pyproject), conda_env_names(env))
+    assert problems == [], f"{env_file} out of step with pyproject.toml: {problems}"
+
+
+def test_binder_post_build_installs_package_without_deps():
+    post_build = REPO / "binder" / "postBuild"
+    text = post_build.read_text()
+    assert "pip install --no-deps -e ." in text
+    assert post_build.stat().st_mode & stat.S_IXUSR, "binder/postBuild must be executable"
+
+
+def test_makefile_torch_pin_satisfies_pyproject(pyproject):
+    makefile = (REPO / "Makefile").read_text()
+    match = re.search(r"^TORCH_SPEC\s*\?=\s*(\S+)\s*$", makefile, re.M)
+    assert match, "Makefile must define TORCH_SPEC ?= torch==X.Y.Z"
+    pinned = Requirement(match.group(1))
+    assert normalize(pinned.name) == "torch"
+    (pin,) = [s for s in pinned.specifier if s.operator == "=="]
+    torch_req = next(Requirement(d) for d in pyproject["project"]["dependencies"]
+                     if normalize(Requirement(d).name) == "torch")
+    assert torch_req.specifier.contains(Version(pin.version)), (
+        f"Makefile pins {pinned}, outside pyproject's {torch_req}: pip would fetch another torch"
+    )
+
+
+def test_ci_script_is_executable_bash():
+    ci = REPO / ".ci" / "run"
+    assert ci.read_text().startswith("#!/usr/bin/env bash")
+    assert "set -euo pipefail" in ci.read_text()
+    assert ci.stat().st_mode & stat.S_IXUSR
+
+
+# ---------------------------------------------------------------- the browser stack
+
+
+@pytest.mark.browser
+def test_playwright_drives_debian_chromium(browser_context):
+    """Playwright works with Debian's Chromium (no Playwright browser download)."""
+    page = browser_context.new_page()
+    page.set_content("<h1 id='t'>specviz</h1><script>document.title = 'ok:' + (6 * 7)</script>")
+    assert page.text_content("#t") == "specviz"
+    assert page.title() == "ok:42"
