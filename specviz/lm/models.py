@@ -1,0 +1,194 @@
+"""The small model interface the engine drives, with a toy n-gram model and a Hugging Face adapter.
+
+A `Session` is one model reading one growing token sequence with a cache:
+
+    s = model.session(prompt_ids)        # reads the prompt
+    s.next_logits                        # (V,) logits for the token after everything read
+    rows = s.feed([t1, t2, t3])          # (3, V): logits after t1, after t2, after t3
+    s.truncate(len(prompt_ids) + 1)      # roll the cache back: keep prompt + t1 only
+
+>>> lm = NGramModel.random(vocab_size=4, order=2, seed=0)
+>>> s = lm.session([1])
+>>> s.feed([2, 3]).shape
+(2, 4)
+>>> s.truncate(2); s.length
+2
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+class Session:
+    """One model reading one sequence (base class: subclasses implement _forward and _crop)."""
+
+    def __init__(self, model, prompt_ids):
+        self.model = model
+        self.tokens: list[int] = []
+        self.next_logits = None  # (V,) torch float tensor
+        ids = list(prompt_ids)
+        if not ids:
+            raise ValueError("the prompt is empty: give at least one token")
+        self.feed(ids)
+
+    @property
+    def length(self) -> int:
+        """Number of tokens read so far."""
+        return len(self.tokens)
+
+    def feed(self, ids) -> torch.Tensor:
+        """Read `ids`; return (len(ids), V) logits, row i predicting the token after ids[i]."""
+        ids = [int(t) for t in ids]
+        if not ids:
+            return self.next_logits.new_zeros((0, self.next_logits.shape[-1]))
+        rows = self._forward(ids)  # (k, V)
+        self.tokens.extend(ids)
+        self.next_logits = rows[-1]
+        return rows
+
+    def truncate(self, length: int, next_logits=None) -> None:
+        """Forget everything after the first `length` tokens (cache rollback, no recompute).
+
+        `next_logits` are the logits after token length-1, which the caller usually has
+        (the rows returned by `feed`); without them the last kept token is re-read.
+        """
+        if not 0 < length <= self.length:
+            raise ValueError(f"cannot truncate a session of {self.length} tokens to {length}")
+        drop = self.length - length
+        if drop == 0:
+            if next_logits is not None:
+                self.next_logits = next_logits
+            return
+        if next_logits is None:  # re-read the last kept token to get its logits
+            last = self.tokens[length - 1]
+            self._crop(drop + 1)
+            del self.tokens[length - 1:]
+            self.feed([last])
+            return
+        self._crop(drop)
+        del self.tokens[length:]
+        self.next_logits = next_logits
+
+    def _forward(self, ids):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _crop(self, n_drop: int):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class LanguageModel:
+    """What the engine needs from a model: a vocabulary size, a context limit, sessions."""
+
+    vocab_size: int
+    max_positions: int | None = None
+    name: str = "model"
+
+    def session(self, prompt_ids) -> Session:
+        raise NotImplementedError
+
+
+# ------------------------------------------------------------------------------ toy n-gram
+
+
+class _NGramSession(Session):
+    def _forward(self, ids):
+        hist = self.tokens + ids
+        start = len(self.tokens)
+        rows = [self.model.logits_for(hist[: start + i + 1]) for i in range(len(ids))]
+        return torch.stack(rows)
+
+    def truncate(self, length, next_logits=None):
+        # an n-gram "cache" is just the history: rollback is exact and free
+        if not 0 < length <= self.length:
+            raise ValueError(f"cannot truncate a session of {self.length} tokens to {length}")
+        del self.tokens[length:]
+        self.next_logits = self.model.logits_for(self.tokens)
+
+
+class NGramModel(LanguageModel):
+    """A toy autoregressive model with known probabilities: next token depends on the last order-1 tokens.
+
+    `table` has shape (V,)*(order-1) + (V,): table[c1, ..., c_{order-1}] is the next-token
+    distribution. Contexts shorter than order-1 are left-padded with token 0.
+    """
+
+    def __init__(self, table: np.ndarray, name: str = "ngram", max_positions: int | None = None):
+        table = np.asarray(table, dtype=np.float64)
+        V = table.shape[-1]
+        if any(d != V for d in table.shape):
+            raise ValueError(f"n-gram table must have shape (V,)*order, got {table.shape}")
+        if (table < 0).any() or not np.allclose(table.sum(-1), 1):
+            raise ValueError("every n-gram table row must be a probability distribution")
+        self.table = table
+        self.order = table.ndim
+        self.vocab_size = V
+        self.name = name
+        self.max_positions = max_positions
+        with np.errstate(divide="ignore"):
+            self._logits = torch.from_numpy(np.log(table))  # -inf where p = 0
+
+    @classmethod
+    def random(cls, vocab_size: int, order: int = 2, seed=None, concentration: float = 1.0, name="ngram"):
+        rng = np.random.default_rng(seed)
+        shape = (vocab_size,) * (order - 1)
+        table = rng.dirichlet(np.full(vocab_size, concentration), size=shape)
+        return cls(table, name=name)
+
+    def context(self, tokens) -> tuple:
+        k = self.order - 1
+        ctx = [0] * max(0, k - len(tokens)) + list(tokens[-k:] if k else [])
+        return tuple(ctx)
+
+    def probs_for(self, tokens) -> np.ndarray:
+        """(V,) exact next-token distribution after `tokens`."""
+        return self.table[self.context(tokens)]
+
+    def logits_for(self, tokens) -> torch.Tensor:
+        return self._logits[self.context(tokens)]
+
+    def session(self, prompt_ids):
+        return _NGramSession(self, prompt_ids)
+
+
+# ------------------------------------------------------------------------------ Hugging Face
+
+
+class _HFSession(Session):
+    def __init__(self, model, prompt_ids):
+        from transformers import DynamicCache
+
+        self.cache = DynamicCache(config=model.model.config)
+        super().__init__(model, prompt_ids)
+
+    @torch.inference_mode()
+    def _forward(self, ids):
+        m = self.model
+        x = torch.tensor([ids], dtype=torch.long, device=m.device)  # (1, k)
+        out = m.model(input_ids=x, cache=self.cache, use_cache=True)
+        return out.logits[0, :, : m.vocab_size].float()  # (k, V) only the shared vocabulary
+
+    def _crop(self, n_drop):
+        self.cache.crop(-n_drop)
+
+
+class HFModel(LanguageModel):
+    """A Hugging Face causal LM behind the session interface (DynamicCache with crop)."""
+
+    def __init__(self, model, name: str, vocab_size: int | None = None):
+        self.model = model.eval()
+        self.name = name
+        self.device = next(model.parameters()).device
+        self.vocab_size = int(vocab_size or model.config.vocab_size)
+        self.max_positions = getattr(model.config, "n_positions", None) or getattr(
+            model.config, "max_position_embeddings", None)
+
+    def session(self, prompt_ids):
+        return _HFSession(self, prompt_ids)
+
+    @torch.inference_mode()
+    def full_logits(self, ids) -> torch.Tensor:
+        """(len(ids), V) logits of one uncached forward pass (for tests and exact enumeration)."""
+        x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
+        return self.model(input_ids=x).logits[0, :, : self.vocab_size].float()
