@@ -78,6 +78,9 @@ def _resolve(spec: str, role: str):
 
 def _load_model(spec, role, device, dtype):
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
     kind, where, local = _resolve(spec, role)
     kw = {"dtype": dtype} if dtype is not None else {}
