@@ -63,9 +63,10 @@ bench: $(STAMP)
 	else \
 	  shopt -s nullglob; files=(benchmarks/bench_*.py); \
 	  if [ $${#files[@]} -eq 0 ]; then echo "no benchmarks/bench_*.py found"; exit 1; fi; \
-	  for f in "$${files[@]}"; do \
-	    echo "== $$f"; $(PY) "$$f" || exit 1; \
+	  failed=(); for f in "$${files[@]}"; do \
+	    echo "== $$f"; $(PY) "$$f" || failed+=("$$f"); \
 	  done; \
+	  if [ $${#failed[@]} -gt 0 ]; then echo "failed: $${failed[*]}"; exit 1; fi; \
 	fi
 
 # Debian's Chromium and fonts for the browser tests (root; .ci/run does the same).
