@@ -9,6 +9,7 @@ array([0.6, 0.3, 0.1])
 
 __version__ = "0.1.0"
 
+from .audit import AuditReport, audit
 from .chain import (ChainSample, MarkovPair, ar_chain_sample, random_pair, sequence_dist, sequence_index,
                     spec_chain_sample, tutorial_pair)
 from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
@@ -37,8 +38,6 @@ def spec_sample_torch(*args, **kwargs):
 
 # Widget apps and figure builders import plotly/ipywidgets; load them on first use.
 _LAZY = {
-    "audit": ("specviz.audit", "audit"),  # scipy.stats is slow to import
-    "AuditReport": ("specviz.audit", "AuditReport"),
     "figures": ("specviz.figures", None),
     "widgets": ("specviz.widgets", None),
     "money_diagram_app": ("specviz.widgets", "money_diagram_app"),
