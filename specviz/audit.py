@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .rules import Rule
 from .sampling import _check_n, make_rng, spec_sample
@@ -47,6 +46,8 @@ class AuditReport:
 
 def _pooled_chisquare(counts: np.ndarray, expected: np.ndarray):
     """Chi-square test, pooling cells with expected count < 5 into one (Cochran's rule)."""
+    from scipy import stats  # imported here: scipy.stats takes ~1 s to import
+
     small = expected < 5
     if small.any() and (~small).any():
         counts = np.append(counts[~small], counts[small].sum())
