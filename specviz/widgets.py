@@ -173,6 +173,16 @@ class _App(W.VBox):
 # ----------------------------------------------------------------------------- distribution editor
 
 
+def _editor_safe(method):
+    """Editor operations show errors in the app's message instead of raising."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        return self._guarded(method, self, *args, **kwargs)
+
+    return wrapper
+
+
 class DistributionEditor(W.VBox):
     """p and q sliders that stay distributions, on a grid of 1/`resolution`.
 
@@ -226,13 +236,11 @@ class DistributionEditor(W.VBox):
         self._build_sliders()
 
         self.mode.observe(self._on_mode, names="value")
-        self.normalise_button.on_click(lambda _: self._guarded(self.normalise))
+        self.normalise_button.on_click(lambda _: self.normalise())
         self.vocab_size.observe(self._on_vocab_size, names="value")
         for key, b in self.preset_buttons.items():
-            b.on_click(lambda _, key=key: self._guarded(self.apply_preset, key))
-        self.apply_button.on_click(lambda _: self._guarded(self.apply_text))
-        self.text_p.on_submit(lambda _: self._guarded(self.apply_text))
-        self.text_q.on_submit(lambda _: self._guarded(self.apply_text))
+            b.on_click(lambda _, key=key: self.apply_preset(key))
+        self.apply_button.on_click(lambda _: self.apply_text())
 
         presets = W.HBox([W.Label("presets:")] + list(self.preset_buttons.values()),
                          layout=W.Layout(flex_flow="row wrap"))
@@ -270,9 +278,9 @@ class DistributionEditor(W.VBox):
         for fn in self._listeners:
             fn(self.p, self.q, self.vocab)
 
-    def _guarded(self, fn, *args):
+    def _guarded(self, fn, *args, **kwargs):
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except ValueError as e:
             self._error(str(e))
         except Exception as e:  # noqa: BLE001
@@ -330,9 +338,13 @@ class DistributionEditor(W.VBox):
         self._write_sliders()
         self._emit()
 
-    # --- operations
+    # --- operations (errors become a message: see _editor_safe)
+    @_editor_safe
     def set_distributions(self, p=None, q=None, vocab=None) -> None:
         """Set p and/or q (any non-negative weights; normalised and snapped to the grid)."""
+        self._set(p, q, vocab)
+
+    def _set(self, p=None, q=None, vocab=None) -> None:
         cp = snap(p, self.units) if p is not None else self._cp
         cq = snap(q, self.units) if q is not None else self._cq
         if cp.size != cq.size:
@@ -359,33 +371,36 @@ class DistributionEditor(W.VBox):
     def set_q(self, q) -> None:
         self.set_distributions(q=q)
 
+    @_editor_safe
     def normalise(self) -> None:
-        """Rescale p and q to sum to 1 (ValueError if one is all zero)."""
-        self.set_distributions(self._cp, self._cq)
+        """Rescale p and q to sum to 1 (a message if one of them is all zero)."""
+        self._set(self._cp, self._cq)
 
+    @_editor_safe
     def apply_preset(self, key: str) -> None:
         """Apply one of `PRESETS` ('tutorial', 'perfect', 'disjoint', 'uniform', 'one_hot')."""
         V = self.V
         if key == "tutorial":
-            self.set_distributions(TUTORIAL_P, TUTORIAL_Q, vocab=F.TUTORIAL_VOCAB)
+            self._set(TUTORIAL_P, TUTORIAL_Q, vocab=F.TUTORIAL_VOCAB)
         elif key == "perfect":
             p = snap(self._cp, self.units)
-            self.set_distributions(p, p)
+            self._set(p, p)
         elif key == "disjoint":
             q = np.zeros(V)
             q[0] = 1.0
             p = np.concatenate([[0.0], np.arange(V - 1, 0, -1, dtype=np.float64)])
-            self.set_distributions(p, q)
+            self._set(p, q)
         elif key == "uniform":
-            self.set_distributions(self._cp if self._cp.sum() else None, np.ones(V))
+            self._set(self._cp if self._cp.sum() else None, np.ones(V))
         elif key == "one_hot":
             j = int(np.argmax(self._cp))
             p = np.ones(V, dtype=np.float64)
             p[j] = self.units - (V - 1)
-            self.set_distributions(p, None)
+            self._set(p, None)
         else:
             raise ValueError(f"unknown preset {key!r}; presets: {', '.join(PRESETS)}")
 
+    @_editor_safe
     def apply_text(self) -> None:
         """Apply the typed weights in `text_p` / `text_q` (empty = keep)."""
         tp, tq = self.text_p.value.strip(), self.text_q.value.strip()
@@ -401,8 +416,9 @@ class DistributionEditor(W.VBox):
             raise ValueError(f"typed p has {p.size} values but the vocabulary has {self.V}: type q too")
         if q is not None and p is None and q.size != self.V:
             raise ValueError(f"typed q has {q.size} values but the vocabulary has {self.V}: type p too")
-        self.set_distributions(p, q)
+        self._set(p, q)
 
+    @_editor_safe
     def resize(self, V: int) -> None:
         """Change the vocabulary size: existing tokens keep their mass, new tokens start at 0."""
         V = int(V)
@@ -411,17 +427,17 @@ class DistributionEditor(W.VBox):
             m = min(V, c.size)
             out[:m] = c[:m]
             return out if out.sum() > 0 else np.ones(V)
-        self.set_distributions(fit(self._cp), fit(self._cq), vocab=F.default_vocab(V))
+        self._set(fit(self._cp), fit(self._cq), vocab=F.default_vocab(V))
 
     def _on_vocab_size(self, change) -> None:
         if self._updating:
             return
-        self._guarded(self.resize, change["new"])
+        self.resize(change["new"])
 
     def _on_mode(self, change) -> None:
         if change["new"] == "rescale" and (self._cp.sum() != self.units or self._cq.sum() != self.units):
             try:
-                self.normalise()
+                self._set(self._cp, self._cq)
             except ValueError as e:
                 self._error(str(e) + " — set some weight first; staying in free mode")
                 self.mode.value = "free"
@@ -444,7 +460,7 @@ class MoneyDiagramApp(_App):
     hint = "(switch the sliders to 'rescale others' or press Normalise)"
 
     def __init__(self, p=None, q=None, vocab=None, step: int = 3, annotate: bool = True, frames: int = 21,
-                 interval_ms: int = 250, resolution: int = 100, transition_ms: int = 0):
+                 interval_ms: int = 250, resolution: int = 100):
         super().__init__()
         p = TUTORIAL_P if p is None else p
         q = TUTORIAL_Q if q is None else q
@@ -452,7 +468,6 @@ class MoneyDiagramApp(_App):
         if self.step not in (1, 2, 3):
             raise ValueError(f"step must be 1, 2 or 3, got {step!r}")
         self.annotate = annotate
-        self.transition_ms = int(transition_ms)
         self.editor = DistributionEditor(p, q, vocab, resolution=resolution, message=self.message,
                                          on_error=self.show_error)
         self.figure = _figure_widget(F.money_diagram(self.editor.p, self.editor.q, self.editor.vocab,
@@ -523,6 +538,9 @@ class MoneyDiagramApp(_App):
         if list(self.figure.data[0].x) != names:  # new vocabulary: new categories everywhere
             sync_figure(self.figure, F.money_diagram(p, q, names, self.step, self.annotate))
         else:
+            # Plotly.update (batch_update), not batch_animate: Plotly.animate on these stacked
+            # bars threw "classed is not a function" in plotly.js 3 (seen in Voila); motion
+            # comes from the morph (Play), one in-place update per frame.
             with self.figure.batch_update():
                 F.apply_patch(self.figure, patch)
         self.numbers.value = self._numbers_html(p, q, names)
