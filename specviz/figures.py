@@ -490,17 +490,19 @@ def convergence_figure(p, q, ns=DEFAULT_NS, rule="lossless", seed=0, **params) -
         raise ValueError(f"ns must be positive sample sizes, got {ns}")
     rules = [rule] if isinstance(rule, str) else list(rule)
     fig = go.Figure()
-    for i, r in enumerate(rules):
+    lossless_colours = iter([PALETTE["overlap"], "#6baed6", "#08519c"] * 4)
+    lossy_colours = iter([PALETTE["lossy"], "#ff7f0e", "#e377c2", "#bcbd22"] * 4)
+    for r in rules:
         s = spec_sample(p, q, ns[-1], rule=r, seed=seed, **params)
         tvs = [float(np.abs(np.bincount(s.tokens[:n], minlength=p.size) / n - p).sum() / 2) for n in ns]
-        colour = PALETTE["overlap"] if get_rule(r).lossless else PALETTE["lossy"]
+        colour = next(lossless_colours) if get_rule(r).lossless else next(lossy_colours)
         fig.add_scatter(x=ns, y=tvs, mode="lines+markers", name=f"{get_rule(r).name}: TV(empirical, p)",
-                        meta=f"tv:{get_rule(r).name}", line=dict(color=colour if len(rules) == 1 else None))
+                        meta=f"tv:{get_rule(r).name}", line=dict(color=colour))
         exact_tv = float(np.abs(rule_joint(p, q, r, **params).output.astype(np.float64) - p).sum() / 2)
         if exact_tv > 1e-12:
             fig.add_scatter(x=[ns[0], ns[-1]], y=[exact_tv, exact_tv], mode="lines",
                             name=f"{get_rule(r).name}: exact TV(output, p) = {exact_tv:.3f}",
-                            meta=f"floor:{get_rule(r).name}", line=dict(dash="dot", color=PALETTE["lossy"]))
+                            meta=f"floor:{get_rule(r).name}", line=dict(dash="dot", color=colour))
     c = tv_reference_constant(p)
     fig.add_scatter(x=ns, y=[c / math.sqrt(n) for n in ns], mode="lines", name=f"{c:.3f}/√n (sampling noise)",
                     meta="reference", line=dict(dash="dash", color=PALETTE["reference"]))

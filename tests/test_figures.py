@@ -382,3 +382,12 @@ def test_export_png(tmp_path):
     png = F.export_figure(fig, tmp_path / "money.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("name", ["specviz.figures", "specviz.widgets"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
