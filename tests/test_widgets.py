@@ -409,3 +409,14 @@ def test_dashboard_build_all_and_broken_tab():
     assert isinstance(kids[0], Wd.GammaApp) and isinstance(kids[1], Wd.MultiDraftApp)
     kids = d.apps["Numerics"].children
     assert isinstance(kids[0], Wd.NumericsApp) and isinstance(kids[1], Wd.StandardizationApp)
+
+
+def test_sync_figure_updates_in_place_or_replaces_traces():
+    fw = go.FigureWidget(specviz.figures.rules_figure(P, Q, rules=["lossless"]))
+    before = [t.uid for t in fw.data]
+    Wd.sync_figure(fw, specviz.figures.rules_figure((0.5, 0.25, 0.25), Q, rules=["lossless"]))
+    assert [t.uid for t in fw.data] == before  # same traces, new data
+    np.testing.assert_allclose(arr(tr(fw, "p").y), [0.5, 0.25, 0.25])
+    Wd.sync_figure(fw, specviz.figures.rules_figure(P, Q, rules=["lossless", "abs_residual"]))
+    assert [t.meta for t in fw.data] == ["p", "lossless", "abs_residual"]
+    np.testing.assert_allclose(arr(tr(fw, "abs_residual").y), specviz.output_dist(P, Q, rule="abs_residual"))
