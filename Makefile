@@ -45,6 +45,10 @@ $(STAMP): pyproject.toml Makefile
 	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
 test: $(STAMP)
+	@if [ ! -x "$(CHROMIUM)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "no Chromium at $(CHROMIUM): installing Debian's chromium for the browser tests"; \
+	  $(MAKE) --no-print-directory chromium; \
+	fi
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
 	  echo "      install it with: make chromium   (apt-get, as root)"; \
