@@ -1,0 +1,345 @@
+"""The live real-model view (specviz.lm.live) and its figure builders (specviz.lm.figures).
+
+Driven without a browser, on a toy n-gram pair (exact probabilities, fast) and on tiny random
+Hugging Face checkpoints (a byte-level tokenizer: partial UTF-8 and HTML-looking text).
+"""
+
+from __future__ import annotations
+
+import doctest
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair
+from specviz.lm import figures as LF
+from specviz.lm import live as L
+from specviz.lm.stats import spec_stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lm_fixtures import tiny_checkpoint  # noqa: E402
+
+SPAN = re.compile(r"<span class='specviz-tok specviz-tok-(\w+)' data-pos='(\d+)'")
+
+
+def _pair(V=8, seed=0, max_positions=None, cls=NGramModel):
+    """A toy pair whose draft is close to the target, so all three fates show up."""
+    t = NGramModel.random(V, seed=seed, concentration=0.5).table
+    d = 0.7 * t + 0.3 * NGramModel.random(V, seed=seed + 1, concentration=0.5).table
+    return Pair(cls(t, name="ngram-target", max_positions=max_positions),
+                cls(d, name="ngram-draft", max_positions=max_positions))
+
+
+class SlowNGram(NGramModel):
+    """An n-gram model that takes ~2 ms per logits row (to stop a run in flight)."""
+
+    def logits_for(self, tokens):
+        time.sleep(0.002)
+        return super().logits_for(tokens)
+
+
+@pytest.fixture(scope="module")
+def ngram_pair():
+    return _pair()
+
+
+@pytest.fixture(scope="module")
+def hf_folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("live-ckpt")
+    target = tiny_checkpoint(root / "target", layers=2, width=32, seed=0)
+    draft = tiny_checkpoint(root / "draft", layers=1, width=32, seed=1)
+    other = tiny_checkpoint(root / "other-tokenizer", layers=1, width=32, seed=2, tokenizer_shift=1)
+    return target, draft, other
+
+
+@pytest.fixture(scope="module")
+def hf_pair(hf_folders):
+    target, draft, _ = hf_folders
+    return load_pair(str(target), str(draft), device="cpu")
+
+
+def _spans(app):
+    return [(fate, int(pos)) for fate, pos in SPAN.findall(app.text_html.value)]
+
+
+def _y(fw, meta):
+    return list(LF.trace_by_meta(fw, meta).y)
+
+
+def _same(a, b, tol=1e-12):
+    a, b = list(a), list(b)
+    assert len(a) == len(b), (a, b)
+    for x, y in zip(a, b):
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            assert y is None or math.isnan(y), (a, b)
+        else:
+            assert abs(float(x) - float(y)) <= tol, (a, b)
+
+
+# ----------------------------------------------------------------------------- generation and statistics
+
+
+def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=120, seed=3)
+    result = app.generate(blocking=True)
+    assert result is not None, app.message_text
+    assert app.message_text == ""
+    spans = _spans(app)
+    assert len(spans) == len(result.new_ids) == 120
+    assert [f for f, _ in spans] == result.fates() == app.token_fates
+    assert [p for _, p in spans] == list(range(120))
+    assert {"accepted", "resampled", "bonus"} <= set(result.fates())
+    # colours: the same language as the money diagram
+    assert f"border-bottom:2px solid {LF.FATE_COLORS['accepted']}" in app.text_html.value
+    assert LF.FATE_COLORS["accepted"] == "#1f77b4" and LF.FATE_COLORS["resampled"] == "#2ca02c"
+
+    st = spec_stats(result)
+    assert app.stats.steps == st.steps and app.stats.alpha == st.alpha
+    fw = app.figures["per_position"]
+    _same(_y(fw, "unconditional"), st.per_position)
+    _same(_y(fw, "conditional"), st.per_position_conditional)
+    _same(_y(fw, "theory_unconditional"), [st.alpha ** i for i in range(1, 4)])
+    _same(_y(fw, "alpha"), [st.alpha, st.alpha])
+    fh = app.figures["accepted_hist"]
+    _same(_y(fh, "measured"), st.accepted_hist)
+    _same(_y(fh, "theory"), st.accepted_hist_theory)
+    assert list(LF.trace_by_meta(fh, "measured").x) == [0, 1, 2, 3]
+    ft = app.figures["throughput"]
+    assert app.ar_result is not None and len(app.ar_result.new_ids) == 120  # AR baseline, same settings
+    _same(_y(ft, "tokens_per_second"), [st.tokens_per_second, app.ar_result.tokens_per_second], tol=1e-9)
+    assert "α = mean Σ min(p, q)" in app.stats_html.value and "cost-model prediction" in app.stats_html.value
+    assert app.token_selector.max == 119 and not app.token_selector.disabled
+    assert "done" in app.status.value
+
+
+def test_hf_pair_text_is_escaped_and_decoded_defensively(hf_pair):
+    app = L.live_app(hf_pair, prompt="<b>x & y</b>\n", gamma=4, max_new_tokens=60, seed=1, ar_baseline=False)
+    assert "vocabulary 257" in app.pair_info.value and "cpu" in app.pair_info.value
+    result = app.generate(blocking=True)
+    assert result is not None, app.message_text
+    assert len(_spans(app)) == len(result.new_ids) == 60
+    assert [f for f, _ in _spans(app)] == result.fates()
+    # the pieces put back together are exactly the decoded continuation (random bytes: partial UTF-8)
+    assert "".join(app.token_pieces) == result.text
+    assert "<b>" not in app.text_html.value and "&lt;b&gt;x &amp; y&lt;/b&gt;" in app.text_html.value
+    # the static rendering for notebooks shows the same spans
+    static = L.fates_html(result, hf_pair.tokenizer)
+    assert SPAN.findall(static) == SPAN.findall(app.text_html.value)
+
+
+def test_piece_decoder_holds_back_partial_characters(hf_pair):
+    tok = hf_pair.tokenizer
+    prompt = tok.encode("a", add_special_tokens=False)
+    ids = tok.encode("é!€", add_special_tokens=False)  # 2 + 1 + 3 bytes
+    assert len(ids) == 6
+    assert L.token_pieces(tok, prompt, ids) == ["", "é", "!", "", "", "€"]
+    cut = ids[:2] + ids[3:5]  # "é" then two of the three bytes of "€", never completed
+    pieces = L.token_pieces(tok, prompt, cut)
+    assert pieces[:3] == ["", "é", ""] and pieces[3].startswith("\ufffd")
+    assert "".join(pieces) == tok.decode(cut)
+    assert L.token_pieces(None, [0], [3, 1]) == ["3 ", "1 "]
+
+
+def test_greedy_run_and_settings_reach_the_engine(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="2", gamma=2, temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20,
+                     ar_baseline=False)
+    r = app.generate(blocking=True)
+    assert r is not None and r.gamma == 2
+    assert set(r.fates()) <= {"accepted", "resampled", "bonus"}
+    assert app._run["kw"] == dict(temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, seed=0)
+
+
+# ----------------------------------------------------------------------------- one token up close
+
+
+def _check_money(app, i, tol):
+    sel = app.select_token(i)
+    assert sel is not None, app.message_text
+    fig = app.figures["money"]
+    names = list(LF.trace_by_meta(fig, "p").x)
+    assert names == sel["names"] and names[-1] == "other"
+    p = dict(zip(sel["ids"], _y(fig, "p")))
+    for tid, prob in sel["top_p"]:
+        assert abs(p[tid] - prob) <= tol, (tid, p[tid], prob)
+    assert abs(sum(_y(fig, "p")) - 1) < 1e-9
+    if sel["fate"] in ("accepted", "resampled"):
+        q = dict(zip(sel["ids"], _y(fig, "q")))
+        for tid, prob in sel["top_q"]:
+            assert abs(q[tid] - prob) <= tol, (tid, q[tid], prob)
+        assert abs(sum(_y(fig, "q")) - 1) < 1e-9
+        overlap = _y(fig, "overlap")
+        assert np.allclose(overlap, np.minimum(_y(fig, "p"), _y(fig, "q")))
+        assert sel["token"] in sel["ids"]
+    else:  # bonus: no draft at this position, only p
+        assert [t.meta for t in fig.data] == ["p"]
+    assert f"token #{i}" in app.token_info.value
+    assert f"data-pos='{i}' title" in app.text_html.value and "outline:2px solid" in app.text_html.value
+    return sel
+
+
+@pytest.mark.parametrize("which", ["ngram", "hf"])
+def test_selecting_a_token_shows_its_money_diagram(which, ngram_pair, hf_pair):
+    pair, prompt, tol = (ngram_pair, "0", 1e-12) if which == "ngram" else (hf_pair, "Hello", 2e-5)
+    app = L.live_app(pair, prompt=prompt, gamma=3, max_new_tokens=80, seed=5, ar_baseline=False)
+    r = app.generate(blocking=True)
+    fates = r.fates()
+    # after a run the first rejection is selected: its residual is where the proof happens
+    if "resampled" in fates:
+        assert app.selected["position"] == fates.index("resampled")
+    seen = set()
+    for i, f in enumerate(fates):
+        if f not in seen:
+            seen.add(f)
+            sel = _check_money(app, i, tol)
+            assert sel["fate"] == f and sel["exact"]
+            assert LF.trace_by_meta(app.figures["money"], "p").y is not None
+    assert {"accepted", "resampled", "bonus"} <= seen
+    # moving the slider selects too
+    app.token_selector.value = 1
+    assert app.selected["position"] == 1
+
+
+def test_with_other_and_labels():
+    ids, p, q = LF.with_other(LF.top_union([(3, 0.5), (1, 0.2)], [(1, 0.6), (2, 0.1)]), top_p=[(3, 0.5), (1, 0.2)],
+                              top_q=[(1, 0.6), (2, 0.1)])
+    assert ids == [3, 1, 2]
+    assert np.allclose(p, [0.5, 0.2, 0.0, 0.3]) and np.allclose(q, [0.0, 0.6, 0.1, 0.3])
+    full_p = np.array([0.1, 0.2, 0.3, 0.4])
+    ids, p, q = LF.with_other([3, 0], full_p, full_p[::-1])
+    assert ids == [3, 0] and np.allclose(p, [0.4, 0.1, 0.5]) and np.allclose(q, [0.1, 0.4, 0.5])
+    assert LF.token_label(None, 5) == "#5"
+    assert LF.distinct_labels(None, [1, 2]) == ["#1", "#2"]
+    fig = LF.position_money_diagram([0.5, 0.5], [0.25, 0.75], ["1", "other"])
+    assert fig.layout.xaxis.type == "category"
+
+
+def test_figure_builders_match_their_patches(ngram_pair):
+    from specviz.lm import speculative_generate
+
+    st = spec_stats(speculative_generate(ngram_pair, [0], 60, 4, seed=0))
+    for build, patch in ((LF.per_position_figure, LF.per_position_patch),
+                         (LF.accepted_hist_figure, LF.accepted_hist_patch)):
+        fig, data = build(st), patch(st)["data"]
+        for meta, props in data.items():
+            _same(LF.trace_by_meta(fig, meta).y, props["y"])
+    fig = LF.gamma_sweep_figure([1, 2], [1.1, 1.3], [1.5, 1.7], [1.2, 1.4])
+    assert [t.meta for t in fig.data] == ["measured", "bound", "predicted", "break_even"]
+    assert "best measured γ = 2" in fig.layout.title.subtitle.text
+    assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
+    for mod in (LF, L):
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert res.attempted > 0 and res.failed == 0
+
+
+# ----------------------------------------------------------------------------- stop, busy, errors
+
+
+def test_stop_takes_effect_within_one_verify_step(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0", gamma=4, max_new_tokens=200, ar_baseline=True)
+    app.step_listeners.append(lambda rec: app.stop() if rec.index == 1 else None)
+    r = app.generate(blocking=True)
+    assert r.stopped and len(r.steps) == 2
+    assert len(_spans(app)) == len(r.new_ids) == sum(s.n_emitted for s in r.steps)
+    assert app.ar_result is None  # a stopped run does not go on to the baseline
+    assert "stopped" in app.status.value
+    app.step_listeners.clear()
+    r2 = app.generate(blocking=True)
+    assert not r2.stopped and len(r2.new_ids) == 200
+
+
+def test_stop_button_while_running_in_the_background():
+    pair = _pair(cls=SlowNGram)
+    app = L.live_app(pair, prompt="0", gamma=4, max_new_tokens=2000, ar_baseline=False, refresh_s=0.05)
+    assert app.generate(blocking=False) is None
+    time.sleep(0.3)
+    assert app.busy and not app.stop_button.disabled and app.generate_button.disabled
+    app.generate(blocking=False)  # a second run while busy: a message, not a crash
+    assert "busy" in app.message_text
+    sel = app.select_token(0)  # picking a token while it runs works
+    assert sel is not None and sel["position"] == 0, app.message_text
+    n_before = len(app._run["steps"])
+    app.stop_button.click()
+    assert app.wait(5)
+    r = app.result
+    assert r.stopped and len(r.steps) <= n_before + 2  # the step in flight finishes, then it stops
+    assert len(r.new_ids) < 2000 and len(_spans(app)) == len(r.new_ids)
+    assert app.stop_button.disabled and not app.generate_button.disabled
+
+
+def test_errors_show_a_message_and_the_app_stays_usable(ngram_pair, hf_folders, tmp_path):
+    target, draft, other = hf_folders
+    app = L.live_app(ngram_pair, prompt="0", max_new_tokens=10, ar_baseline=False)
+    # a bad model path: message, the previous pair stays
+    app.load(str(tmp_path / "no-such-model"), "bundled", device="cpu")
+    assert "no such file or folder" in app.message_text and app.pair is ngram_pair
+    # incompatible tokenizers
+    app.load(str(target), str(other), device="cpu")
+    assert "different tokenizers" in app.message_text and app.pair is ngram_pair
+    # empty prompt, and text for a pair without tokenizer
+    app.prompt.value = ""
+    assert app.generate(blocking=True) is None and "empty" in app.message_text
+    app.prompt.value = "ROMEO"
+    assert app.generate(blocking=True) is None and "token ids" in app.message_text
+    app.prompt.value = "99"
+    assert app.generate(blocking=True) is None and "outside the vocabulary" in app.message_text
+    # a valid run afterwards works and clears the message
+    app.prompt.value = "0 1"
+    r = app.generate(blocking=True)
+    assert r is not None and len(r.new_ids) == 10 and app.message_text == ""
+    assert not app.busy and not app.generate_button.disabled
+    # selecting before anything exists, or out of range
+    app.select_token(50)
+    assert "outside" in app.message_text
+
+
+def test_context_too_long_is_a_message(hf_folders):
+    target, draft, _ = hf_folders
+    app = L.live_app(None, target=str(target), draft=str(draft), device="cpu", prompt="x" * 120, max_new_tokens=50,
+                     ar_baseline=False)
+    assert app.pair is not None, app.message_text
+    assert app.max_new_tokens.max == 128 - 16
+    assert app.generate(blocking=True) is None
+    assert "does not fit" in app.message_text and "context of 128" in app.message_text
+    app.prompt.value = "Hi"
+    assert app.generate(blocking=True) is not None and app.message_text == ""
+
+
+def test_no_pair_loaded_is_a_message():
+    app = L.live_app(None, load=False)
+    assert app.pair is None
+    assert app.generate(blocking=True) is None and "Load pair" in app.message_text
+    assert app.gamma_sweep(blocking=True) is None and "Load pair" in app.message_text
+
+
+# ----------------------------------------------------------------------------- γ sweep and the bundled pair
+
+
+def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0", max_new_tokens=40, ar_baseline=False)
+    data = app.gamma_sweep(blocking=True)
+    assert data is not None, app.message_text
+    assert data["gammas"] == list(range(1, 9))
+    fw = app.figures["sweep"]
+    assert list(LF.trace_by_meta(fw, "measured").x) == list(range(1, 9))
+    _same(_y(fw, "measured"), data["measured"])
+    _same(_y(fw, "bound"), data["bound"])
+    _same(_y(fw, "predicted"), data["predicted"])
+    ar_tps = data["ar"].tokens_per_second
+    for r, m in zip(data["results"], data["measured"]):
+        assert m == pytest.approx(spec_stats(r).tokens_per_second / ar_tps)
+    assert "γ sweep done" in app.status.value
+
+
+@pytest.mark.skipif(not (BUNDLED_DIR / "target" / "config.json").exists(), reason="bundled pair not built yet")
+def test_bundled_pair_in_the_live_view():
+    app = L.live_app(max_new_tokens=40, ar_baseline=False)
+    assert app.pair is not None, app.message_text
+    assert "bundled-target" in app.pair_info.value and "device" in app.pair_info.value
+    r = app.generate(blocking=True)
+    assert r is not None and len(_spans(app)) == 40
+    assert "".join(app.token_pieces) == r.text
