@@ -18,11 +18,57 @@ from __future__ import annotations
 
 import functools
 import html
+import sys
+import types
 from typing import Callable, Iterable, Sequence
 
-import ipywidgets as W
-import numpy as np
-import plotly.graph_objects as go
+
+def _defer_rfc3987_syntax() -> None:
+    """Make the first `go.FigureWidget` seconds faster: a lazy stand-in for `rfc3987_syntax`.
+
+    Creating a FigureWidget imports plotly.io's renderers -> nbformat -> jsonschema, whose
+    format checkers import `rfc3987_syntax` when it is installed (Jupyter's dependencies
+    pull it in), and that module compiles ~40 lark grammars at import time: ~2.5 s on an
+    idle core, and on a busy 2-core machine the Voila dashboard's first plot came 12-20 s
+    sooner without it (benchmarks/bench_browser.py). The stand-in imports the real module
+    on first use, so jsonschema's "iri" format checks still work.
+    """
+    import importlib
+    import importlib.util
+
+    name = "rfc3987_syntax"
+    if name in sys.modules or "jsonschema" in sys.modules:
+        return
+    try:
+        if importlib.util.find_spec(name) is None:
+            return
+    except (ImportError, ValueError):
+        return
+    proxy = types.ModuleType(name, "stand-in for rfc3987_syntax, imported on first use (specviz.widgets)")
+
+    def real() -> types.ModuleType:
+        if sys.modules.get(name) is proxy:
+            del sys.modules[name]
+        return importlib.import_module(name)
+
+    def is_valid_syntax(*args, **kwargs):
+        return real().is_valid_syntax(*args, **kwargs)
+
+    def getattr_(attr: str):
+        if attr.startswith("__"):  # the import system probes __path__ etc.: not a reason to load
+            raise AttributeError(attr)
+        return getattr(real(), attr)
+
+    proxy.is_valid_syntax = is_valid_syntax
+    proxy.__getattr__ = getattr_
+    sys.modules[name] = proxy
+
+
+_defer_rfc3987_syntax()
+
+import ipywidgets as W  # noqa: E402
+import numpy as np  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
 
 from . import figures as F
 from .audit import audit
