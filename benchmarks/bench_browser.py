@@ -11,8 +11,9 @@ command line, on a free port), drives Debian's Chromium with Playwright, and mea
   money diagram's "overlap" trace holds new data and plotly has drawn it
   (`plotly_afterplot`), over `--moves` presses alternating ArrowRight / ArrowLeft.
   Each move is split into "slider echo" (key -> the `p(dog)` readout, which the kernel
-  rescales: browser -> kernel -> browser plus the editor's Python) and "figure" (the
-  rest: the figure's Python, the figure message and plotly.js drawing).
+  rescales: browser -> kernel -> browser plus the editor's Python), "figure message"
+  (-> arrival of the websocket message carrying the figure update: the figure's Python
+  and the message) and "plotly.js" (-> drawn).
 
 `--profile` adds where the time goes: the kernel-side Python of one slider move
 (timed in this process, no browser), and a CPU profile of the browser during the moves
@@ -274,7 +275,7 @@ def run_variant(pw, chromium: str, name: str, extra, loads: int, moves: int, pro
                 if page is not None:
                     page.close()
                     time.sleep(20 if "--preheat_kernel=True" in extra else 2)
-                page, first, widget = load_dashboard(context, server.url, watch_messages=profile and i == loads - 1)
+                page, first, widget = load_dashboard(context, server.url, watch_messages=i == loads - 1)
                 firsts.append(first)
                 widgets.append(widget)
                 print(f"  [{name}] load {i + 1}/{loads}: first widget {widget:.1f} s, first plot {first:.1f} s",
