@@ -1149,7 +1149,7 @@ DASHBOARD_TABS = (
     ("Money diagram",
      "Drag p and q: the blue overlap min(p, q) plus the green residual (p − q)⁺ always fills the red outline p "
      "— that is the whole proof; use Next/Back to walk through it in three steps.",
-     lambda: money_diagram_app()),
+     lambda: money_diagram_app(annotate=False)),  # the numbers panel shows P(accept), Z, p′
     ("Sampling check",
      "Run the sampler many times: the histogram converges to p, its accepted part to min(p, q) and its "
      "resampled part to (p − q)⁺, and a chi-square audit gives the verdict.",

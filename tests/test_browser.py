@@ -107,8 +107,10 @@ class Server:
 
 
 def voila_command(port: int, notebook: Path = DASHBOARD) -> list[str]:
-    return [sys.executable, "-m", "voila", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-            "--Voila.port_retries=0", str(notebook)]
+    """Exactly what `specviz dashboard` runs (kernel preheating included)."""
+    from specviz.cli import build_dashboard_command
+
+    return build_dashboard_command(notebook, port=port)
 
 
 def lab_command(port: int, root: Path, token: str) -> list[str]:
