@@ -1,0 +1,90 @@
+"""The bundled offline pair: loads without network, greedy equality, exact two-token distribution.
+
+The goodness-of-fit check is a chi-square test at ALPHA = 1e-4 with a fixed seed (false-alarm
+probability 1e-4 over random seeds; deterministic with the fixed seed).
+"""
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from specviz.lm import BUNDLED_DIR, autoregressive_generate, load_pair, speculative_generate
+
+ALPHA = 1e-4
+PROMPTS = [
+    "ROMEO:\n", "JULIET:\nO ", "HAMLET:\nTo be, or not to be", "KING LEAR:\nBlow, winds", "MACBETH:\nIs this a",
+    "First Citizen:\n", "Enter ", "Exeunt", "O, ", "What is", "My lord, ", "The king", "I do ", "Good morrow",
+    "PORTIA:\nThe quality of mercy", "Now is the winter", "Friends, Romans", "All the world", "If music be",
+    "Shall I compare thee", "Thou art", "Speak, ",
+]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    assert (BUNDLED_DIR / "target" / "config.json").exists(), "the bundled pair must ship with the package"
+    return load_pair(device="cpu")
+
+
+def test_bundled_pair_is_small_and_offline(pair, monkeypatch):
+    import socket
+
+    size = sum(f.stat().st_size for f in BUNDLED_DIR.rglob("*") if f.is_file())
+    assert size <= 20e6, f"bundled pair is {size / 1e6:.1f} MB"
+    monkeypatch.setattr(socket.socket, "connect", lambda *a, **k: (_ for _ in ()).throw(AssertionError("network")))
+    load_pair(device="cpu")
+    t = sum(p.numel() for p in pair.target.model.parameters())
+    d = sum(p.numel() for p in pair.draft.model.parameters())
+    assert d * 3 < t, "the draft must be much cheaper than the target"
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 4, 8])
+def test_greedy_speculative_equals_greedy_autoregressive(pair, gamma):
+    assert len(PROMPTS) >= 20
+    for prompt in PROMPTS:
+        spec = speculative_generate(pair, prompt, 16, gamma, temperature=0)
+        ar = autoregressive_generate(pair, prompt, 16, temperature=0)
+        assert spec.new_ids == ar.new_ids, (prompt, gamma)
+
+
+def exact_two_tokens(model, ids):
+    """(V*V,) P(t1, t2) after `ids` under plain sampling from `model`, by enumeration."""
+    V = model.vocab_size
+    first = torch.softmax(model.full_logits(ids)[-1].double(), -1).numpy()  # (V,)
+    batch = torch.tensor([ids + [t] for t in range(V)])  # (V, len+1)
+    with torch.inference_mode():
+        logits = model.model(input_ids=batch).logits[:, -1, :V].double()  # (V, V)
+    return (first[:, None] * torch.softmax(logits, -1).numpy()).ravel()
+
+
+def pooled_pvalue(counts, probs):
+    expected = probs * counts.sum()
+    big = expected >= 5
+    c = np.append(counts[big], counts[~big].sum())
+    e = np.append(expected[big], expected[~big].sum())
+    assert big.sum() >= 5, "the test needs a spread-out distribution to have power"
+    return stats.chisquare(c, e).pvalue
+
+
+def test_first_two_tokens_match_exact_enumeration(pair):
+    ids = pair.tokenizer.encode("ROMEO:\nI ", add_special_tokens=False)
+    V = pair.target.vocab_size
+    rng = np.random.default_rng(0)
+    counts = np.zeros(V * V, dtype=np.int64)
+    for _ in range(1200):
+        r = speculative_generate(pair, ids, 2, 3, seed=rng)
+        counts[r.new_ids[0] * V + r.new_ids[1]] += 1
+    assert pooled_pvalue(counts, exact_two_tokens(pair.target, ids)) >= ALPHA
+    # the same sample is clearly not the draft's distribution: the test has power at this n
+    assert pooled_pvalue(counts, exact_two_tokens(pair.draft, ids)) < ALPHA
+
+
+def test_prompt_at_context_limit_is_a_clear_error(pair):
+    limit = pair.target.max_positions
+    with pytest.raises(ValueError, match=f"context of {limit} positions"):
+        speculative_generate(pair, [65] * limit, 4)
+
+
+def test_empty_prompt_is_a_clear_error(pair):
+    with pytest.raises(ValueError, match="empty"):
+        speculative_generate(pair, "", 4)
