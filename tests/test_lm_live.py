@@ -63,6 +63,12 @@ def hf_pair(hf_folders):
     return load_pair(str(target), str(draft), device="cpu")
 
 
+def _walk(w):
+    yield w
+    for c in getattr(w, "children", ()):
+        yield from _walk(c)
+
+
 def _spans(app):
     return [(fate, int(pos)) for fate, pos in SPAN.findall(app.text_html.value)]
 
@@ -106,15 +112,20 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     _same(_y(fw, "theory_unconditional"), [st.alpha ** i for i in range(1, 4)])
     _same(_y(fw, "alpha"), [st.alpha, st.alpha])
     fh = app.figures["accepted_hist"]
-    _same(_y(fh, "measured"), st.accepted_hist)
-    _same(_y(fh, "theory"), st.accepted_hist_theory)
-    assert list(LF.trace_by_meta(fh, "measured").x) == [0, 1, 2, 3]
+    _same(_y(fh, "accepted_measured"), st.accepted_hist)
+    _same(_y(fh, "accepted_theory"), st.accepted_hist_theory)
+    assert list(LF.trace_by_meta(fh, "accepted_measured").x) == [0, 1, 2, 3]
     ft = app.figures["throughput"]
     assert app.ar_result is not None and len(app.ar_result.new_ids) == 120  # AR baseline, same settings
     _same(_y(ft, "tokens_per_second"), [st.tokens_per_second, app.ar_result.tokens_per_second], tol=1e-9)
     assert "α = mean Σ min(p, q)" in app.stats_html.value and "cost-model prediction" in app.stats_html.value
     assert app.token_selector.max == 119 and not app.token_selector.disabled
     assert "done" in app.status.value
+    # one FigureWidget holds every plot (later FigureWidgets on a page missed updates in Voila)
+    import plotly.graph_objects as go
+
+    assert [w for w in _walk(app) if isinstance(w, go.FigureWidget)] == [app.figure]
+    assert set(app.figures) == set(LF.LIVE_PANELS) and all(f is app.figure for f in app.figures.values())
 
 
 def test_hf_pair_text_is_escaped_and_decoded_defensively(hf_pair):
@@ -176,7 +187,11 @@ def _check_money(app, i, tol):
         assert np.allclose(overlap, np.minimum(_y(fig, "p"), _y(fig, "q")))
         assert sel["token"] in sel["ids"]
     else:  # bonus: no draft at this position, only p
-        assert [t.meta for t in fig.data] == ["p"]
+        for meta in ("overlap", "residual", "q", "rejected"):
+            assert not any(_y(fig, meta)), meta
+        assert sel["q"] is None and [t.meta for t in sel["figure"].data] == ["p"]
+    title = next(a.text for a in fig.layout.annotations if a.name == "title:money")
+    assert f"Token #{i}" in title
     assert f"token #{i}" in app.token_info.value
     assert f"data-pos='{i}' title" in app.text_html.value and "outline:2px solid" in app.text_html.value
     return sel
@@ -188,9 +203,10 @@ def test_selecting_a_token_shows_its_money_diagram(which, ngram_pair, hf_pair):
     app = L.live_app(pair, prompt=prompt, gamma=3, max_new_tokens=80, seed=5, ar_baseline=False)
     r = app.generate(blocking=True)
     fates = r.fates()
-    # after a run the first rejection is selected: its residual is where the proof happens
-    if "resampled" in fates:
-        assert app.selected["position"] == fates.index("resampled")
+    # after a run the rejection of the most confident draft is selected: its residual is where the proof happens
+    rej = {s.start + s.accepted: s.q_drafted[s.accepted] for s in r.steps if s.kind == "resampled"}
+    assert app.selected["position"] == app.default_token() and rej[app.selected["position"]] == max(rej.values())
+    assert app.selected["fate"] == "resampled"
     seen = set()
     for i, f in enumerate(fates):
         if f not in seen:
@@ -228,7 +244,7 @@ def test_figure_builders_match_their_patches(ngram_pair):
         for meta, props in data.items():
             _same(LF.trace_by_meta(fig, meta).y, props["y"])
     fig = LF.gamma_sweep_figure([1, 2], [1.1, 1.3], [1.5, 1.7], [1.2, 1.4])
-    assert [t.meta for t in fig.data] == ["measured", "bound", "predicted", "break_even"]
+    assert [t.meta for t in fig.data] == ["sweep_measured", "sweep_bound", "sweep_predicted", "break_even"]
     assert "best measured γ = 2" in fig.layout.title.subtitle.text
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
     for mod in (LF, L):
@@ -325,10 +341,10 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     assert data is not None, app.message_text
     assert data["gammas"] == list(range(1, 9))
     fw = app.figures["sweep"]
-    assert list(LF.trace_by_meta(fw, "measured").x) == list(range(1, 9))
-    _same(_y(fw, "measured"), data["measured"])
-    _same(_y(fw, "bound"), data["bound"])
-    _same(_y(fw, "predicted"), data["predicted"])
+    assert list(LF.trace_by_meta(fw, "sweep_measured").x) == list(range(1, 9))
+    _same(_y(fw, "sweep_measured"), data["measured"])
+    _same(_y(fw, "sweep_bound"), data["bound"])
+    _same(_y(fw, "sweep_predicted"), data["predicted"])
     ar_tps = data["ar"].tokens_per_second
     for r, m in zip(data["results"], data["measured"]):
         assert m == pytest.approx(spec_stats(r).tokens_per_second / ar_tps)

@@ -14,7 +14,7 @@ so a figure and a patched widget always show the same numbers.
 >>> fig = per_position_figure(st)
 >>> [t.meta for t in fig.data]
 ['unconditional', 'conditional', 'theory_unconditional', 'alpha']
->>> list(trace_by_meta(accepted_hist_figure(st), "measured").y) == st.accepted_hist.tolist()
+>>> list(trace_by_meta(accepted_hist_figure(st), "accepted_measured").y) == st.accepted_hist.tolist()
 True
 """
 
@@ -24,8 +24,10 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from ..figures import PALETTE, _base_layout, apply_patch, money_diagram, trace_by_meta  # noqa: F401
+from ..figures import (PALETTE, TUTORIAL_VOCAB, _base_layout, _y_top, apply_patch, money_diagram,  # noqa: F401
+                       money_diagram_patch, trace_by_meta)
 
 FATES = ("accepted", "resampled", "bonus", "target")
 FATE_COLORS = {
@@ -77,7 +79,7 @@ def per_position_patch(stats=None, gamma: int = 4) -> dict:
     has_alpha = not math.isnan(alpha)
     theory = [min(alpha, 1.0) ** i for i in xs] if has_alpha else [None] * g
     steps = int(_get(stats, "steps", g))
-    sub = (f"α = mean Σ min(p, q) = {alpha:.3f} over {steps} verify steps: conditional ≈ α, unconditional ≈ α^i"
+    sub = (f"α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i"
            if has_alpha else "press Generate: bars fill in as the target verifies drafts")
     return {
         "data": {
@@ -127,12 +129,12 @@ def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
     theory = np.asarray(_get(stats, "accepted_hist_theory", g), dtype=float)
     alpha = float(_get(stats, "alpha", g))
     if stats is not None and stats.steps:
-        sub = (f"{int(hist.sum())} full verify steps; theory: α^k (1 − α), α^γ at k = γ, for the measured α = "
-               f"{alpha:.3f}; tokens/step {stats.mean_acceptance_length:.2f} (theory {stats.expected_tokens_per_step:.2f})")
+        sub = (f"{int(hist.sum())} steps, α = {alpha:.3f}: tokens/step {stats.mean_acceptance_length:.2f} "
+               f"(theory {stats.expected_tokens_per_step:.2f})")
     else:
-        sub = "theory: α^k (1 − α) for k < γ, α^γ at k = γ, from the measured α"
+        sub = "theory from α: α^k (1 − α) for k < γ, α^γ at k = γ"
     return {
-        "data": {"measured": dict(x=xs, y=hist.tolist()), "theory": dict(x=xs, y=theory.tolist())},
+        "data": {"accepted_measured": dict(x=xs, y=hist.tolist()), "accepted_theory": dict(x=xs, y=theory.tolist())},
         "layout": {"title_subtitle_text": sub, "xaxis_range": [-0.6, g + 0.6]},
     }
 
@@ -140,17 +142,17 @@ def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
 def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Figure:
     """Accepted drafts per verify step: measured counts vs the counts theory expects from α.
 
-    Traces: "measured" bars (`spec_stats(...).accepted_hist`, x = k = 0..γ) and "theory"
+    Traces: "accepted_measured" bars (`spec_stats(...).accepted_hist`, x = k = 0..γ) and "accepted_theory"
     markers (`accepted_hist_theory`).
     """
     patch = accepted_hist_patch(stats, gamma)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_bar(name="measured steps", meta="measured", marker=dict(color=PALETTE["empirical"]),
-                hovertemplate="k = %{x}: %{y} steps<extra></extra>", **d["measured"])
-    fig.add_scatter(name="theory from α", meta="theory", mode="markers",
+    fig.add_bar(name="measured steps", meta="accepted_measured", marker=dict(color=PALETTE["empirical"]),
+                hovertemplate="k = %{x}: %{y} steps<extra></extra>", **d["accepted_measured"])
+    fig.add_scatter(name="theory from α", meta="accepted_theory", mode="markers",
                     marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
-                    hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>", **d["theory"])
+                    hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>", **d["accepted_theory"])
     _base_layout(fig, "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"], height=height,
                  xaxis=dict(title="accepted drafts k", dtick=1, range=patch["layout"]["xaxis_range"]),
                  yaxis=dict(title="verify steps", rangemode="tozero"))
@@ -179,7 +181,7 @@ def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=f
         "data": {
             "tokens_per_second": dict(x=list(THROUGHPUT_BARS), y=[s, a],
                                       text=[f"{v:.0f}" if v else "" for v in (s, a)]),
-            "predicted": dict(x=["speculative"], y=[pr]),
+            "predicted_tps": dict(x=["speculative"], y=[pr]),
         },
         "layout": {"title_subtitle_text": sub, "yaxis_range": [0, top]},
     }
@@ -190,7 +192,7 @@ def throughput_figure(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=
     """Generated tokens per second: speculative vs autoregressive decoding of the same target.
 
     Traces: "tokens_per_second" bars (x = "speculative", "autoregressive"; None until
-    measured) and "predicted" (the cost-model prediction for the speculative run).
+    measured) and "predicted_tps" (the cost-model prediction for the speculative run).
     """
     patch = throughput_patch(spec_tps, ar_tps, predicted_tps)
     d = patch["data"]
@@ -198,9 +200,9 @@ def throughput_figure(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=
     fig.add_bar(name="measured tokens/s", meta="tokens_per_second", textposition="outside",
                 marker=dict(color=[PALETTE["overlap"], PALETTE["p"]]),
                 hovertemplate="%{x}: %{y:.1f} tokens/s<extra></extra>", **d["tokens_per_second"])
-    fig.add_scatter(name="cost-model prediction", meta="predicted", mode="markers",
+    fig.add_scatter(name="cost-model prediction", meta="predicted_tps", mode="markers",
                     marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
-                    hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>", **d["predicted"])
+                    hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>", **d["predicted_tps"])
     _base_layout(fig, "Tokens per second<br>" + patch["layout"]["title_subtitle_text"], height=height,
                  xaxis=dict(title="decoding", type="category"),
                  yaxis=dict(title="generated tokens / s", range=patch["layout"]["yaxis_range"]))
@@ -221,8 +223,8 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
     hi = max(8, max(gammas) if gammas else 8)
     top = max([v for v in m + b + pr if v is not None] + [1.5]) * 1.15
     return {
-        "data": {"measured": dict(x=gammas, y=m), "bound": dict(x=gammas, y=b), "predicted": dict(x=gammas, y=pr),
-                 "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1])},
+        "data": {"sweep_measured": dict(x=gammas, y=m), "sweep_bound": dict(x=gammas, y=b),
+                 "sweep_predicted": dict(x=gammas, y=pr), "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1])},
         "layout": {"title_subtitle_text": best or "press “γ sweep” to run γ = 1..8 on the prompt",
                    "yaxis_range": [0, top], "xaxis_range": [0.5, hi + 0.5]},
     }
@@ -231,22 +233,22 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
 def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: int = 380) -> go.Figure:
     """Measured speedup over autoregressive decoding vs γ, against the theory curves.
 
-    Traces: "measured" (speculative tokens/s ÷ autoregressive tokens/s), "bound" (the textbook
-    (1 − α^(γ+1)) / ((1 − α)(γc + 1)) at the measured α and c), "predicted" (the cost model
+    Traces: "sweep_measured" (speculative tokens/s ÷ autoregressive tokens/s), "sweep_bound" (the textbook
+    (1 − α^(γ+1)) / ((1 − α)(γc + 1)) at the measured α and c), "sweep_predicted" (the cost model
     from measured draft-token and verify-step times) and "break_even" (speedup 1).
     """
     patch = gamma_sweep_patch(gammas, measured, bound, predicted)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_scatter(name="measured", meta="measured", mode="lines+markers",
+    fig.add_scatter(name="measured", meta="sweep_measured", mode="lines+markers",
                     line=dict(color=PALETTE["empirical"], width=3), marker=dict(size=10),
-                    hovertemplate="γ = %{x}: %{y:.2f}× measured<extra></extra>", **d["measured"])
-    fig.add_scatter(name="textbook bound", meta="bound", mode="lines+markers",
+                    hovertemplate="γ = %{x}: %{y:.2f}× measured<extra></extra>", **d["sweep_measured"])
+    fig.add_scatter(name="textbook bound", meta="sweep_bound", mode="lines+markers",
                     line=dict(color=PALETTE["p"], dash="dot", width=2),
-                    hovertemplate="γ = %{x}: bound %{y:.2f}×<extra></extra>", **d["bound"])
-    fig.add_scatter(name="cost model (measured step times)", meta="predicted", mode="lines+markers",
+                    hovertemplate="γ = %{x}: bound %{y:.2f}×<extra></extra>", **d["sweep_bound"])
+    fig.add_scatter(name="cost model (measured step times)", meta="sweep_predicted", mode="lines+markers",
                     line=dict(color=PALETTE["overlap"], dash="dash", width=2),
-                    hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>", **d["predicted"])
+                    hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>", **d["sweep_predicted"])
     fig.add_scatter(name="no speedup", meta="break_even", mode="lines", showlegend=False, hoverinfo="skip",
                     line=dict(color="#999", width=1), **d["break_even"])
     _base_layout(fig, "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
@@ -336,6 +338,8 @@ def position_money_diagram(p_vec, q_vec, names, title: str = "", subtitle: str =
     """
     fig = money_diagram(p_vec, q_vec, vocab=list(names), annotate=annotate)
     fig.update_xaxes(type="category", title="token (top of p ∪ top of q, then everything else)")
+    if annotate:
+        fig.update_layout(margin=dict(t=150))  # room for the subtitle above the summary box
     if title:
         fig.update_layout(title_text=title)
     if subtitle:
@@ -349,7 +353,7 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     Trace: "p" (the red outline, filled lightly: the token is a plain draw from p).
     """
     fig = go.Figure()
-    fig.add_bar(x=list(names), y=list(map(float, p_vec)), name="p (target)", meta="p",
+    fig.add_bar(x=list(names), y=[float(v) for v in p_vec], name="p (target)", meta="p",
                 marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
                 hovertemplate="%{x}: p = %{y:.4f}<extra></extra>")
     _base_layout(fig, (title or "Target distribution p") + "<br>" + (subtitle or ""), height=480,
@@ -357,8 +361,137 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     return fig
 
 
+def position_money_patch(p_vec, q_vec, names, title: str = "", subtitle: str = "") -> dict:
+    """The data of `position_money_diagram` as a patch (q_vec None: the p-only view of a bonus token).
+
+    Same traces as the money diagram; for a bonus token the draft traces are all zero and p
+    is its red outline alone. Layout keys: "title_text", "title_subtitle_text",
+    "annotation_text" (the money summary), "yaxis_range".
+    """
+    names = list(names)
+    if q_vec is not None:
+        patch = money_diagram_patch(p_vec, q_vec, vocab=names, step=3, annotate=True)
+    else:
+        p = np.asarray(p_vec, dtype=np.float64)
+        zero = np.zeros(p.size)
+        patch = {"data": {"overlap": dict(x=names, y=zero, text=[""] * p.size),
+                          "residual": dict(x=names, y=zero, base=zero, text=[""] * p.size),
+                          "p": dict(x=names, y=p), "q": dict(x=names, y=zero),
+                          "rejected": dict(x=names, y=zero, base=zero, marker_line_width=[0] * p.size)},
+                 "layout": {"yaxis_range": [0, _y_top(p)],
+                            "annotation_text": "the draft proposed nothing at this position: only p (red outline)"}}
+    patch["layout"]["title_text"] = title or "The money diagram of a generated token"
+    patch["layout"]["title_subtitle_text"] = subtitle
+    return patch
+
+
+# ----------------------------------------------------------------------------- everything in one widget
+
+LIVE_PANELS = {  # panel -> (row, col, axis number, title)
+    "per_position": (1, 1, 1, "Acceptance per draft position"),
+    "accepted_hist": (1, 2, 2, "Accepted drafts per verify step"),
+    "throughput": (2, 1, 3, "Tokens per second"),
+    "sweep": (2, 2, 4, "Speedup vs γ: measured against theory"),
+    "money": (3, 1, 5, "The money diagram of a generated token"),
+}
+"""The panels of `live_figure`: grid position, axis number (xaxisN / yaxisN) and default title."""
+
+
+def _panel_title(title: str, *lines: str) -> str:
+    rest = "".join(f"<br><span style='font-size:11px'>{ln}</span>" for ln in lines if ln)
+    return f"<b>{title}</b>{rest}"
+
+
+def _placeholder_money_patch() -> dict:
+    from ..widgets import TUTORIAL_P, TUTORIAL_Q
+
+    return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB,
+                                subtitle="no token selected yet: this is the cat/dog/fish example")
+
+
+def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, sweep=((), (), (), ()),
+                money: dict | None = None, height: int = 1350) -> go.Figure:
+    """All live plots in one figure (one FigureWidget in the live view), five panels.
+
+    Row 1: acceptance per draft position ("unconditional", "conditional",
+    "theory_unconditional", "alpha") and the accepted-length histogram ("accepted_measured",
+    "accepted_theory"); row 2: tokens/s ("tokens_per_second", "predicted_tps") and the γ sweep
+    ("sweep_measured", "sweep_bound", "sweep_predicted", "break_even"); row 3: the money
+    diagram of one generated token ("overlap", "residual", "p", "q", "rejected").
+    Every meta is unique, so `trace_by_meta` finds any trace; `apply_live_patch` applies the
+    per-panel `*_patch` dicts. `money` is a `position_money_patch` (default: cat/dog/fish).
+    """
+    fig = make_subplots(rows=3, cols=2, specs=[[{}, {}], [{}, {}], [{"colspan": 2}, None]],
+                        vertical_spacing=0.16, horizontal_spacing=0.09,
+                        row_heights=[0.3, 0.3, 0.4], subplot_titles=[v[3] for v in LIVE_PANELS.values()])
+    for ann, (panel, (_, _, n, _)) in zip(fig.layout.annotations, LIVE_PANELS.items()):
+        x0 = fig.layout[f"xaxis{n if n > 1 else ''}"].domain[0]
+        ann.update(name=f"title:{panel}", x=x0, xanchor="left", align="left", yanchor="bottom")
+    money = money or _placeholder_money_patch()
+    parts = {
+        "per_position": per_position_figure(stats, gamma),
+        "accepted_hist": accepted_hist_figure(stats, gamma),
+        "throughput": throughput_figure(*throughput),
+        "sweep": gamma_sweep_figure(*sweep),
+        "money": money_diagram(money["data"]["p"]["y"], np.ones(len(money["data"]["p"]["y"])) /
+                               len(money["data"]["p"]["y"]), vocab=money["data"]["p"]["x"], annotate=False),
+    }
+    for k, (panel, sub) in enumerate(parts.items(), start=1):
+        row, col, n, _ = LIVE_PANELS[panel]
+        legend = "legend" if k == 1 else f"legend{k}"
+        for t in sub.data:
+            t.update(legend=legend)
+            fig.add_trace(t, row=row, col=col)
+        for axis in ("xaxis", "yaxis"):
+            props = sub.layout[axis].to_plotly_json()
+            props.pop("domain", None), props.pop("anchor", None)
+            getattr(fig, f"update_{axis[0]}axes")(props, row=row, col=col)
+    fig.update_layout(barmode="group", bargap=0.25, bargroupgap=0.05, font=dict(size=12), height=height,
+                      paper_bgcolor="white", plot_bgcolor="white", margin=dict(l=60, r=30, t=60, b=40))
+    fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#e5e5e5", automargin=True)
+    fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#999", automargin=True)
+    fig.update_xaxes(type="category", title_text="token (top of p ∪ top of q, then everything else)", row=3, col=1)
+    for k, panel in enumerate(LIVE_PANELS, start=1):  # one legend under each panel
+        _, _, n, _ = LIVE_PANELS[panel]
+        xd = fig.layout[f"xaxis{n if n > 1 else ''}"].domain
+        yd = fig.layout[f"yaxis{n if n > 1 else ''}"].domain
+        fig.update_layout({("legend" if k == 1 else f"legend{k}"): dict(
+            x=xd[0], y=yd[0] - (0.035 if panel != "money" else 0.045), xanchor="left", yanchor="top",
+            orientation="h", font=dict(size=11), bgcolor="rgba(255,255,255,0)")})
+    for panel, patch in (("per_position", per_position_patch(stats, gamma)),
+                         ("accepted_hist", accepted_hist_patch(stats, gamma)),
+                         ("throughput", throughput_patch(*throughput)), ("sweep", gamma_sweep_patch(*sweep)),
+                         ("money", money)):
+        apply_live_patch(fig, panel, patch)
+    return fig
+
+
+def apply_live_patch(fig, panel: str, patch: dict) -> None:
+    """Apply one panel's `*_patch` to a `live_figure` (Figure or FigureWidget, inside `batch_update`).
+
+    Trace data by meta; "title_text" / "title_subtitle_text" / "annotation_text" become the
+    panel's title annotation; "xaxis_range" / "yaxis_range" go to the panel's axes.
+    """
+    _, _, n, default_title = LIVE_PANELS[panel]
+    by_meta = {t.meta: t for t in fig.data}
+    for meta, props in patch["data"].items():
+        by_meta[meta].update(props)
+    lay = patch.get("layout", {})
+    suffix = "" if n == 1 else str(n)
+    for key in ("xaxis", "yaxis"):
+        if f"{key}_range" in lay:
+            fig.layout[f"{key}{suffix}"].range = lay[f"{key}_range"]
+    if any(k in lay for k in ("title_text", "title_subtitle_text", "annotation_text")):
+        text = _panel_title(lay.get("title_text") or default_title, lay.get("title_subtitle_text", ""),
+                            lay.get("annotation_text", ""))
+        for ann in fig.layout.annotations:
+            if ann.name == f"title:{panel}":
+                ann.text = text
+
+
 __all__ = [
-    "FATES", "FATE_COLORS", "FATE_LABELS", "OTHER", "accepted_hist_figure", "accepted_hist_patch", "apply_patch",
+    "FATES", "FATE_COLORS", "FATE_LABELS", "LIVE_PANELS", "OTHER", "accepted_hist_figure", "accepted_hist_patch",
+    "apply_live_patch", "apply_patch", "live_figure", "position_money_patch",
     "distinct_labels", "gamma_sweep_figure", "gamma_sweep_patch", "per_position_figure", "per_position_patch",
     "position_money_diagram", "target_only_figure", "throughput_figure", "throughput_patch", "token_label",
     "top_union", "trace_by_meta", "with_other",

@@ -11,6 +11,12 @@ toy proof.
 Generation runs in a background thread, so the notebook stays responsive; the text and the
 plots are redrawn by a second thread at most every `refresh_s` seconds (the decoding
 thread itself only records steps, so the measured tokens/s are not slowed by drawing).
+
+All plots live in ONE plotly FigureWidget (`specviz.lm.figures.live_figure`, five panels),
+updated in place with one message per redraw. Seen in Voila with plotly 7.1 / anywidget
+0.11: on a page with several FigureWidgets, the later ones silently missed their in-place
+updates (the first one never did; plotly.py#4933 is a related report), so a view that must
+update live uses a single widget.
 Stop takes effect after the verify step in progress. Every error (a bad model path,
 incompatible tokenizers, an empty prompt, a context overflow) becomes a message in
 `app.message` and the app stays usable.
@@ -37,7 +43,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..standardize import Sampling
-from ..widgets import _App, _html_table, sync_figure
+from ..widgets import _App, _html_table
 from . import figures as LF
 from .engine import GenerationResult, autoregressive_generate, process_logits, speculative_generate
 from .loading import load_pair
@@ -178,10 +184,10 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
     sampling settings (the recorded lists only know their own tokens); if that fails, from
     the recorded lists. A bonus token (no draft at that position) gets a p-only figure.
 
-    Returns a dict: figure, position, token, fate ("accepted", "resampled", "bonus",
+    Returns a dict: figure, patch (`position_money_patch`, for `live_figure`), position, token, fate ("accepted", "resampled", "bonus",
     "target"), step, offset (draft position − 1), ids, names (with "other" last), p, q
     (None for a bonus token), top_p, top_q, alpha (exact Σ min(p, q) there, recorded),
-    exact, title, subtitle.
+    exact, title, subtitle, explanation (a sentence saying what happened).
     """
     i = int(i)
     if not 0 <= i < len(result.new_ids):
@@ -210,8 +216,11 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
     if fate in ("bonus", "target") or not tq:
         ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
         names = LF.distinct_labels(tok, ids) + [LF.OTHER]
-        sub = ("all γ drafts were accepted, so the target's next distribution p gives one more token for free"
+        sub = ("all γ drafts passed: one more token drawn straight from the target's p"
                if fate == "bonus" else "a plain draw from the target p")
+        explain = ("All γ drafts were accepted, so the target's distribution after them, computed in the same "
+                   "verify pass, gives one more token for free; the draft proposed nothing here."
+                   if fate == "bonus" else "A plain draw from the target p.")
         fig = LF.target_only_figure(p_vec, names, title, sub)
         q_vec = None
     else:
@@ -221,16 +230,20 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         pd, qd = rec.p_drafted[j], rec.q_drafted[j]
         keep = min(1.0, pd / qd) if qd > 0 else 1.0
         if fate == "accepted":
-            sub = (f"the draft proposed “{d}” (q = {qd:.3f}); p = {pd:.3f}, so it was kept with probability "
-                   f"min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q)")
+            sub = f"draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)"
+            explain = (f"The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
+                       f"with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q).")
         else:
-            sub = (f"the draft proposed “{d}” (q = {qd:.3f}, p = {pd:.3f}) and it was rejected (kept only with "
-                   f"probability {keep:.3f}); “{name}” was drawn from the green residual (p − q)⁺ / Z")
+            sub = f"draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green (p − q)⁺"
+            explain = (f"The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
+                       f"was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
+                       "drawn from the green residual (p − q)⁺ / Z.")
         fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
-    return dict(figure=fig, position=i, token=token, fate=fate, step=rec.index, offset=j, gamma=rec.gamma, ids=ids,
+    patch = LF.position_money_patch(p_vec, q_vec, names, title, sub)
+    return dict(figure=fig, patch=patch, position=i, token=token, fate=fate, step=rec.index, offset=j, gamma=rec.gamma, ids=ids,
                 names=names, p=p_vec, q=q_vec, top_p=tp, top_q=tq, alpha=alpha, exact=p_full is not None,
-                title=title, subtitle=sub)
+                title=title, subtitle=sub, explanation=explain)
 
 
 class LiveApp(_App):
@@ -242,9 +255,10 @@ class LiveApp(_App):
     `ar_checkbox` (run the autoregressive baseline after each run), `generate_button`,
     `stop_button`, `baseline_button`, `sweep_button`, `status`, `message`, `legend`,
     `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>` per generated token),
-    `token_selector` (IntSlider over generated positions), `token_info`, `stats_html`.
-    `figures`: dict of FigureWidgets "per_position", "accepted_hist", "throughput",
-    "money", "sweep" (traces tagged with `meta`, see `specviz.lm.figures`).
+    `token_selector` (IntSlider over generated positions), `token_info`, `stats_html`,
+    `figure`: the one FigureWidget with all plots (`specviz.lm.figures.live_figure`; panels
+    "per_position", "accepted_hist", "throughput", "sweep", "money", traces with unique
+    `meta` names); `figures` maps each panel name to it.
 
     State after a run: `pair`, `result` (GenerationResult), `stats` (SpecStats),
     `ar_result`, `sweep_data`, `selected` (dict describing the selected token).
@@ -277,6 +291,7 @@ class LiveApp(_App):
         self._pieces: list[str] = []
         self._fates: list[str] = []
         self._text_lock = threading.RLock()  # the drawing thread and token selection both touch the spans
+        self._figure_lock = threading.RLock()  # ... and the figure
 
         lab = {"description_width": "110px"}
         self.target_text = W.Text(value=str(target), description="target", style=lab,
@@ -329,17 +344,11 @@ class LiveApp(_App):
         self.stats_html = W.HTML("")
         self.stats_html.add_class("specviz-live-stats")
 
-        g = int(gamma)
-        def small(fig):  # two plots side by side; sized before the widget exists (see the module notes)
-            return go.FigureWidget(fig.update_layout(width=540, height=380))
-
-        self.figures = {
-            "per_position": small(LF.per_position_figure(None, g)),
-            "accepted_hist": small(LF.accepted_hist_figure(None, g)),
-            "throughput": small(LF.throughput_figure()),
-            "money": go.FigureWidget(self._placeholder_money()),
-            "sweep": go.FigureWidget(LF.gamma_sweep_figure()),
-        }
+        # ONE FigureWidget for all plots: with plotly 7 (anywidget) a page's later FigureWidgets were
+        # seen to miss in-place updates in Voila, the first one never did (see the module notes).
+        self.figure = go.FigureWidget(LF.live_figure(None, int(gamma)))
+        self.figure.add_class("specviz-live-figure")
+        self.figures = {panel: self.figure for panel in LF.LIVE_PANELS}
 
         self.load_button.on_click(lambda _: self.load(blocking=False))
         self.generate_button.on_click(lambda _: self.generate(blocking=False))
@@ -361,11 +370,10 @@ class LiveApp(_App):
             self.message,
             self.legend,
             self.text_html,
-            W.HBox([self.figures["per_position"], self.figures["accepted_hist"]], layout=W.Layout(flex_flow="row wrap")),
-            W.HBox([self.figures["throughput"], self.stats_html], layout=W.Layout(flex_flow="row wrap")),
-            W.HTML("<h4 style='margin:8px 0 2px'>One token up close: the real p and q at that position</h4>"),
-            self.token_selector, self.token_info, self.figures["money"],
-            self.figures["sweep"],
+            self.stats_html,
+            W.HTML("<b>One token up close</b> (the money diagram at the bottom): pick a generated token"),
+            self.token_selector, self.token_info,
+            self.figure,
         ]
         self.add_class("specviz-live")
 
@@ -610,8 +618,7 @@ class LiveApp(_App):
         self.token_selector.disabled = True
         self.token_selector.max = 0
         self.token_info.value = "<i>generating…</i>"
-        self._render_plots(None, gamma)
-        self._render_throughput()
+        self._patch(*self._plot_patches(None, gamma), self._throughput_patch())
         self._render_stats_table()
 
     def _draw_loop(self, done: threading.Event) -> None:
@@ -636,12 +643,13 @@ class LiveApp(_App):
         res = run["result"] if final and run["result"] is not None else self._partial()
         self._extend_text(res, final)
         stats = self.stats if final else (spec_stats(res) if res.steps else None)
-        self._render_plots(stats, run["gamma"], layout=final)
+        patches = self._plot_patches(stats, run["gamma"], layout=final)
         now = time.perf_counter()
         if final or now - run.get("drawn_tps", 0.0) > 1.0:  # tokens/s and the table: about once a second
             run["drawn_tps"] = now
-            self._render_throughput(stats)
+            patches.append(self._throughput_patch(stats))
             self._render_stats_table(stats)
+        self._patch(*patches)
         n = len(res.new_ids)
         if n:
             self.token_selector.max = n - 1
@@ -710,15 +718,23 @@ class LiveApp(_App):
 
     # ------------------------------------------------------------------ plots
 
-    def _render_plots(self, stats, gamma, layout: bool = True) -> None:
-        """Patch the acceptance plots in place; `layout=False` sends only trace data (live redraws)."""
+    def _patch(self, *panels) -> None:
+        """Apply (panel, patch) pairs to the one FigureWidget in a single update message."""
+        fw = self.figure
+        with self._figure_lock, fw.batch_update():
+            for panel, patch in panels:
+                LF.apply_live_patch(fw, panel, patch)
+
+    def _plot_patches(self, stats, gamma, layout: bool = True) -> list:
+        """The acceptance panels' patches; `layout=False` keeps only trace data (cheap live redraws)."""
+        out = []
         for key, patch in (("per_position", LF.per_position_patch(stats, gamma)),
                            ("accepted_hist", LF.accepted_hist_patch(stats, gamma))):
-            if not layout:
-                patch = {"data": patch["data"], "layout": {}}
-            fw = self.figures[key]
-            with fw.batch_update():
-                LF.apply_patch(fw, patch)
+            out.append((key, patch if layout else {"data": patch["data"], "layout": {}}))
+        return out
+
+    def _render_plots(self, stats, gamma, layout: bool = True) -> None:
+        self._patch(*self._plot_patches(stats, gamma, layout))
 
     def _target_token_s(self):
         ar = self.ar_result
@@ -726,15 +742,16 @@ class LiveApp(_App):
             return None
         return ar.seconds / len(ar.new_ids)
 
-    def _render_throughput(self, stats=None) -> None:
+    def _throughput_patch(self, stats=None):
         stats = stats if stats is not None else self.stats
         spec = stats.tokens_per_second if stats is not None else float("nan")
         ar = self.ar_result.tokens_per_second if self.ar_result is not None else float("nan")
         t_t = self._target_token_s()
         pred = ar * stats.predicted_speedup(t_t) if (stats is not None and t_t and stats.steps) else float("nan")
-        fw = self.figures["throughput"]
-        with fw.batch_update():
-            LF.apply_patch(fw, LF.throughput_patch(spec, ar, pred))
+        return ("throughput", LF.throughput_patch(spec, ar, pred))
+
+    def _render_throughput(self, stats=None) -> None:
+        self._patch(self._throughput_patch(stats))
 
     def _render_stats_table(self, stats=None) -> None:
         stats = stats if stats is not None else self.stats
@@ -764,20 +781,19 @@ class LiveApp(_App):
 
     # ------------------------------------------------------------------ one token up close
 
-    @staticmethod
-    def _placeholder_money() -> go.Figure:
-        from ..figures import TUTORIAL_VOCAB
-        from ..widgets import TUTORIAL_P, TUTORIAL_Q
-
-        return LF.position_money_diagram(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB,
-                                         title="The money diagram of a generated token",
-                                         subtitle="no token selected yet: this is the cat/dog/fish example")
+    def default_token(self) -> int | None:
+        """The token shown after a run: the rejection whose draft was most confident (largest q), else #0."""
+        run = self._run
+        if run is None or not self._fates:
+            return None
+        rej = [(s.q_drafted[s.accepted], s.start + s.accepted) for s in run["steps"]
+               if s.kind == "resampled" and s.start + s.accepted < len(self._fates)]
+        return max(rej)[1] if rej else 0
 
     def _select_default(self) -> None:
-        fates = self._fates
-        if not fates:
+        i = self.default_token()
+        if i is None:
             return
-        i = fates.index("resampled") if "resampled" in fates else 0
         if self.token_selector.value != i:
             self.token_selector.value = i  # the observer selects it
         else:
@@ -802,7 +818,7 @@ class LiveApp(_App):
         res = run["result"] or self._partial()
         kw = run["kw"]
         sel = token_closeup(run["pair"], res, i, kw["temperature"], kw["top_k"], kw["top_p"])
-        sync_figure(self.figures["money"], sel["figure"])
+        self._patch(("money", sel["patch"]))
         fate, alpha = sel["fate"], sel["alpha"]
         alpha_txt = (f" · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
                      "tail into “other”, so its Σ min can be a little larger)" if alpha is not None else "")
@@ -811,7 +827,7 @@ class LiveApp(_App):
         self.token_info.value = (f"<div style='font-size:13px'>token #{i} “{html.escape(name)}” (id {sel['token']}) · "
                                  f"verify step {sel['step']}, draft position {sel['offset'] + 1} of γ = {sel['gamma']}"
                                  f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
-                                 f"{alpha_txt}{html.escape(note)}</div>")
+                                 f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>")
         self.selected = sel
         with self._text_lock:  # outline the selected token in the text
             self._spans = [self._span(k) for k in range(len(self._pieces))]
@@ -843,7 +859,6 @@ class LiveApp(_App):
             t_t = ar.seconds / len(ar.new_ids)
             data = dict(gammas=[], measured=[], bound=[], predicted=[], alpha=[], results=[], ar=ar)
             self.sweep_data = data
-            fw = self.figures["sweep"]
             for g in gammas:
                 if self._stop.is_set():
                     break
@@ -856,9 +871,8 @@ class LiveApp(_App):
                 data["predicted"].append(st.predicted_speedup(t_t))
                 data["alpha"].append(st.alpha)
                 data["results"].append(r)
-                with fw.batch_update():
-                    LF.apply_patch(fw, LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"],
-                                                            data["predicted"]))
+                self._patch(("sweep", LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"],
+                                                           data["predicted"])))
             done = "stopped" if self._stop.is_set() else "done"
             self.status.value = (f"<b>γ sweep {done}:</b> autoregressive {ar.tokens_per_second:.0f} tokens/s; "
                                  + ", ".join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"])))
