@@ -80,7 +80,9 @@ def test_tutorials_match_their_generator():
     spec = importlib.util.spec_from_file_location("build_notebooks", BUILDER)
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
-    assert sorted(f"{stem}.ipynb" for stem in builder.NOTEBOOKS) == [p.name for p in TUTORIALS]
+    generated = sorted(f"{stem}.ipynb" for stem in builder.NOTEBOOKS)
+    hand_written = {"11_real_models.ipynb"}  # authored directly (it drives the live real-model view)
+    assert generated == [p.name for p in TUTORIALS if p.name not in hand_written]
     assert builder.main(["--check"]) == 0, "run: python scripts/build_notebooks.py"
 
 
