@@ -546,6 +546,25 @@ def test_monte_carlo_run_updates_histogram(dashboard, screenshot_dir):
 
 
 @browser_test
+def test_gamma_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
+    """The γ tab holds two FigureWidgets (γ-steps and multi-draft): both must redraw in the page."""
+    page, problems = dashboard["page"], dashboard["problems"]
+    mark = problems.mark()
+    page.locator(".lm-TabBar-tab", has_text="γ-steps").click()
+    wait_sv(page, "sv.trace('current') !== null && sv.trace('acceptance:update') !== null", timeout=FIRST_PLOT_MS)
+    gamma0 = sv(page, "sv.trace('current').x[0]")
+    k0 = sv(page, "sv.trace('acceptance:update').x.length")
+    press(page, "γ (drafts)", "ArrowRight", 2)
+    wait_sv(page, "sv.trace('current').x[0] === arg", arg=gamma0 + 2)
+    press(page, "drafts k ≤", "ArrowRight", 1)
+    wait_sv(page, "sv.trace('acceptance:update').x.length === arg", arg=k0 + 1)
+    save_shot(page.locator(".specviz-dashboard"), screenshot_dir, "dashboard-gamma")
+    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
+    wait_sv(page, "sv.trace('overlap') !== null")
+    problems.assert_none(mark)
+
+
+@browser_test
 def test_real_models_tab_builds_on_first_view(dashboard, screenshot_dir):
     """The extra tab imports specviz.lm.live only when opened, and builds without an error."""
     page, problems = dashboard["page"], dashboard["problems"]
