@@ -565,6 +565,24 @@ def test_gamma_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
 
 
 @browser_test
+def test_numerics_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
+    """The Numerics tab holds two FigureWidgets (precision, standardisation): both must redraw."""
+    page, problems = dashboard["page"], dashboard["problems"]
+    mark = problems.mark()
+    page.locator(".lm-TabBar-tab", has_text="Numerics").click()
+    wait_sv(page, "sv.trace('output') !== null && sv.trace('abs_err:float16') !== null", timeout=FIRST_PLOT_MS)
+    out0 = sv(page, "sv.trace('output').y")
+    err0 = sv(page, "sv.trace('abs_err:float16').y")
+    press(page, "logit scale", "ArrowRight", 2)
+    wait_sv(page, "JSON.stringify(sv.trace('abs_err:float16').y) !== JSON.stringify(arg)", arg=err0)
+    click_button(page, "Fix: use one standardised distribution")
+    wait_sv(page, "JSON.stringify(sv.trace('output').y) !== JSON.stringify(arg)", arg=out0)
+    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
+    wait_sv(page, "sv.trace('overlap') !== null")
+    problems.assert_none(mark)
+
+
+@browser_test
 def test_real_models_tab_builds_on_first_view(dashboard, screenshot_dir):
     """The extra tab imports specviz.lm.live only when opened, and builds without an error."""
     page, problems = dashboard["page"], dashboard["problems"]
