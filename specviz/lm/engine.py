@@ -74,7 +74,7 @@ class StepRecord:
     q_drafted: list  # q(x_j) of each drafted token
     p_drafted: list  # p(x_j) of each drafted token
     accepted: int  # how many drafts were kept (0..γ)
-    token: int  # the replacement (after a rejection) or bonus token
+    token: int | None  # the replacement (after a rejection) or bonus token; None if bonus_dist gave none
     kind: str  # "resampled", "bonus" (all γ accepted) or "target" (γ = 0: a plain target step)
     alphas: list  # sum_x min(p, q) at every verified position
     top_p: list  # per emitted position: [(id, p)] top tokens of p
@@ -88,11 +88,11 @@ class StepRecord:
 
     @property
     def emitted(self) -> list:
-        return list(self.drafted[: self.accepted]) + [self.token]
+        return list(self.drafted[: self.accepted]) + ([] if self.token is None else [self.token])
 
     @property
     def n_emitted(self) -> int:
-        return self.accepted + 1
+        return self.accepted + (self.token is not None)
 
 
 @dataclass
@@ -119,7 +119,7 @@ class GenerationResult:
         """Per generated token: "accepted", "resampled", "bonus" or "target"."""
         out = []
         for s in self.steps:
-            out += ["accepted"] * s.accepted + [s.kind]
+            out += ["accepted"] * s.accepted + ([] if s.token is None else [s.kind])
         return out[: len(self.new_ids)]
 
 
@@ -287,8 +287,6 @@ class SpeculativeEngine:
             top_p=[_top(P[j]) for j in range(k + 1)],
             top_q=[_top(q_rows[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else []),
             draft_s=t1 - t0, verify_s=t2 - t1)
-        if token is None:  # a planted "no bonus" bug: the step emits only the drafts
-            rec.token, rec.accepted, rec.kind = drafts[-1], g - 1, "accepted"
         return rec
 
 
