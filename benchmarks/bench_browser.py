@@ -8,8 +8,10 @@ command line, on a free port), drives Debian's Chromium with Playwright, and mea
   (in-page clock; the first load has a cold browser cache, later ones a warm one; every
   load starts a fresh kernel, as a new visitor would);
 * slider -> redraw: a key press on the `p(cat)` handle (in-page keydown time) -> the
-  money diagram's "overlap" trace holds new data and plotly has drawn it
-  (`plotly_afterplot`), over `--moves` presses alternating ArrowRight / ArrowLeft.
+  money diagram's "overlap" trace holds new data and plotly starts showing it: the bars
+  start gliding (`plotly_transitioning`; the app animates moves over 250 ms) or, for an
+  instant redraw, have been drawn (`plotly_afterplot`); over `--moves` presses alternating
+  ArrowRight / ArrowLeft. "settled" is when the transition has finished.
   Each move is split into "slider echo" (key -> the `p(dog)` readout, which the kernel
   rescales: browser -> kernel -> browser plus the editor's Python), "figure message"
   (-> arrival of the websocket message carrying the figure update: the figure's Python
@@ -18,7 +20,8 @@ command line, on a free port), drives Debian's Chromium with Playwright, and mea
 `--profile` adds where the time goes: the kernel-side Python of one slider move
 (timed in this process, no browser), and a CPU profile of the browser during the moves
 (plotly.js vs the widget/Voila JavaScript vs idle, i.e. waiting for the kernel).
-`--preheat` also measures Voila with a pre-executed kernel (`--preheat_kernel=True`).
+`specviz dashboard` keeps one pre-executed kernel (`--preheat_kernel=True`); `--cold`
+also measures Voila without it (every visitor waits for a kernel to run the notebook).
 
 Goals (issue 3): median slider latency <= 100 ms, time to first plot <= 8 s. Missing a
 goal is reported, not an error (the exit status is 1 only with --strict).
@@ -84,7 +87,7 @@ window.__figmsgs = [];
       const t = performance.now();
       const d = ev.data;
       const text = typeof d === 'string' ? d : (d instanceof ArrayBuffer && d.byteLength < 200000 ? dec.decode(d) : '');
-      if (text.includes('_py2js_update')) window.__figmsgs.push(t);
+      if (text.includes('_py2js_update') || text.includes('_py2js_animate')) window.__figmsgs.push(t);
     });
     return ws;
   };
@@ -102,18 +105,24 @@ LATENCY_JS = """
   const gd = [...document.querySelectorAll('.js-plotly-plot')].find(e => e._fullData &&
       e._fullData.some(t => t.meta === 'overlap'));
   const overlap = () => JSON.stringify(['overlap', 'residual'].map(m => Array.from(gd._fullData.find(t => t.meta === m).y)));
-  const S = window.__lat = {key: null, echo: null, drawn: null, old: overlap(), oldDog: null};
+  const S = window.__lat = {key: null, echo: null, drawn: null, settled: null, old: overlap(), oldDog: null};
   const dog = slider('p(dog)').querySelector('.widget-readout');
   new MutationObserver(() => { if (S.key !== null && S.echo === null && dog.textContent !== S.oldDog)
       S.echo = performance.now(); }).observe(dog, {childList: true, characterData: true, subtree: true});
   slider('p(cat)').querySelector('.noUi-handle').addEventListener('keydown', () => {
-    S.key = performance.now(); S.echo = S.drawn = null; S.old = overlap(); S.oldDog = dog.textContent;
+    S.key = performance.now(); S.echo = S.drawn = S.settled = null; S.old = overlap(); S.oldDog = dog.textContent;
   }, true);
   // No requestAnimationFrame polling here: it would make headless Chromium draw frames
-  // continuously and slow down what is measured. plotly emits plotly_afterplot after drawing.
-  gd.on('plotly_afterplot', () => {
+  // continuously and slow down what is measured. plotly emits plotly_transitioning when the
+  // bars start gliding to new data (Plotly.animate) and plotly_afterplot after a redraw
+  // (Plotly.update, and the end of a transition): the first with new data is "drawn",
+  // plotly_animated is "settled" (the transition has finished).
+  const mark = () => {
     if (S.key !== null && S.drawn === null && overlap() !== S.old) S.drawn = performance.now();
-  });
+  };
+  gd.on('plotly_transitioning', mark);
+  gd.on('plotly_afterplot', mark);
+  gd.on('plotly_animated', () => { if (S.drawn !== null && S.settled === null) S.settled = performance.now(); });
   return true;
 }
 """
@@ -193,9 +202,15 @@ def measure_latency(page, moves: int) -> list[dict]:
         handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         page.wait_for_function("() => window.__lat.drawn !== null && window.__lat.echo !== null",
                                timeout=60_000, polling=20)
+        try:  # an animated redraw: also wait for the bars to settle
+            page.wait_for_function("() => window.__lat.settled !== null", timeout=1500, polling=20)
+        except Exception:  # an instant redraw has no transition to finish
+            pass
         s = page.evaluate("() => ({...window.__lat})")
         if i >= 2:
             r = {"total": s["drawn"] - s["key"], "echo": s["echo"] - s["key"]}
+            if s.get("settled") is not None:
+                r["settled"] = s["settled"] - s["key"]
             msgs = page.evaluate("(k) => window.__figmsgs ? window.__figmsgs.filter(t => t >= k) : []", s["key"])
             before = [t for t in msgs if t <= s["drawn"]]
             if before:  # the figure message that was drawn: kernel side before it, plotly.js after it
@@ -263,7 +278,8 @@ def run_variant(pw, chromium: str, name: str, extra, loads: int, moves: int, pro
     out = {"name": name}
     server = Voila(extra, log_dir=workdir)
     try:
-        if "--preheat_kernel=True" in extra:
+        preheated = "--preheat_kernel=False" not in extra
+        if preheated:
             time.sleep(20)  # let the pool kernel execute the notebook, as on a server that has been up a while
         context = pw.chromium.launch_persistent_context(str(workdir / f"profile-{name}"), executable_path=chromium,
                                                         args=CHROMIUM_ARGS, headless=True,
@@ -274,7 +290,7 @@ def run_variant(pw, chromium: str, name: str, extra, loads: int, moves: int, pro
             for i in range(loads):
                 if page is not None:
                     page.close()
-                    time.sleep(20 if "--preheat_kernel=True" in extra else 2)
+                    time.sleep(20 if preheated else 2)
                 page, first, widget = load_dashboard(context, server.url, watch_messages=i == loads - 1)
                 firsts.append(first)
                 widgets.append(widget)
@@ -305,7 +321,7 @@ def main(argv=None) -> int:
     ap.add_argument("--loads", type=int, default=3, help="page loads for time-to-first-plot (default 3)")
     ap.add_argument("--moves", type=int, default=20, help="slider moves for the latency (default 20)")
     ap.add_argument("--profile", action="store_true", help="also break the latency down (Python side, browser CPU)")
-    ap.add_argument("--preheat", action="store_true", help="also measure Voila with --preheat_kernel=True")
+    ap.add_argument("--cold", action="store_true", help="also measure Voila without a preheated kernel")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a goal is missed")
     args = ap.parse_args(argv)
 
@@ -323,8 +339,8 @@ def main(argv=None) -> int:
     print(f"Browser benchmark: Voila dashboard in headless Chromium ({os.cpu_count()} CPUs, "
           f"load average {load:.1f} at start)")
     variants = [("specviz dashboard", [])]
-    if args.preheat:
-        variants.append(("preheated kernel", ["--preheat_kernel=True", "--pool_size=1"]))
+    if args.cold:
+        variants.append(("no preheated kernel", ["--preheat_kernel=False", "--pool_size=0"]))
     results = []
     with tempfile.TemporaryDirectory(prefix="specviz-bench-") as tmp, sync_playwright() as pw:
         for i, (name, extra) in enumerate(variants):
@@ -351,6 +367,10 @@ def main(argv=None) -> int:
         print(f"| slider -> redraw latency, median of {len(total)} | {med:.0f} ms | <= {GOAL_LATENCY_MS:.0f} ms | "
               f"{'ok' if ok else 'MISSED'} |")
         print(f"| slider -> redraw latency, p90 | {pct(total, 0.9):.0f} ms | | |")
+        settled = [m["settled"] for m in moves if "settled" in m]
+        if settled:
+            print(f"| slider -> bars settled at the new values (median; transition included) | "
+                  f"{statistics.median(settled):.0f} ms | | |")
         print(f"| of which: key -> kernel -> slider echo (median) | {statistics.median(m['echo'] for m in moves):.0f} ms"
               " | | |")
         fig = [m for m in moves if "fig_msg" in m]

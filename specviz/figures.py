@@ -7,7 +7,8 @@ traces by name: ``trace_by_meta(fig, "overlap")``.
 
 One colour language everywhere (`PALETTE`): blue = min(p, q), the overlap that is
 accepted; green = (p - q)+, the residual that rejection resamples; red outline = the
-target p; grey = the draft q; orange hatching = the draft mass that gets rejected.
+target p; grey = the draft q; orange (hatched where static) = the draft mass that gets
+rejected.
 
 >>> fig = money_diagram([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
 >>> [float(v) for v in trace_by_meta(fig, "overlap").y]
@@ -179,7 +180,7 @@ def money_diagram_patch(p, q, vocab=None, step=3, annotate=True) -> dict:
     return {"data": data, "layout": layout}
 
 
-def money_diagram(p, q, vocab=None, step=3, annotate=True) -> go.Figure:
+def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Figure:
     """The proof in one picture: per token, min(p, q) (blue) under (p - q)+ (green) fills p (red outline).
 
     Traces (in this order, by `meta`): "overlap" y = min(p, q); "residual" y = (p - q)+
@@ -189,7 +190,10 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True) -> go.Figure:
 
     `step` reveals the proof: 1 = overlap only, 2 = + the rejected mass, 3 = + the
     residual filling the gap. Hidden traces keep their data and get opacity 0 (so a
-    browser can still read them); `annotate` adds P(accept), Z and p' below the plot.
+    browser can still read them); `annotate` adds P(accept), Z and p' above the plot.
+    `hatch=False` fills the rejected mass plainly: plotly.js 4.1 cannot animate bars with
+    a pattern fill (its transition code throws "classed is not a function"), so the
+    widgets, which animate, use it; static figures keep the hatching.
     """
     patch = money_diagram_patch(p, q, vocab, step, annotate)
     d = patch["data"]
@@ -208,10 +212,11 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True) -> go.Figure:
     fig.add_bar(name="q (draft)", meta="q", offsetgroup="q",
                 marker=dict(color="rgba(127,127,127,0.35)", line=dict(color=PALETTE["q"], width=1.5)),
                 hovertemplate="%{x}: q = %{y:.4f}<extra></extra>", **d["q"])
+    rejected_marker = dict(color="rgba(255,127,14,0.35)", line=dict(color=PALETTE["rejected"], width=1.5))
+    if hatch:
+        rejected_marker["pattern"] = dict(shape="/", fgcolor=PALETTE["rejected"], solidity=0.3)
     fig.add_bar(name="(q − p)⁺: draft mass rejected", meta="rejected",
-                offsetgroup="q",
-                marker=dict(color="rgba(255,127,14,0.35)", line=dict(color=PALETTE["rejected"], width=1.5),
-                            pattern=dict(shape="/", fgcolor=PALETTE["rejected"], solidity=0.3)),
+                offsetgroup="q", marker=rejected_marker,
                 hovertemplate="%{x}: (q − p)⁺ = %{y:.4f}<extra></extra>", **d["rejected"])
     lay = patch["layout"]
     _base_layout(fig, lay["title_text"] + "<br>" + lay["title_subtitle_text"], barmode="group", bargap=0.25, bargroupgap=0.05,

@@ -16,6 +16,7 @@ builders). Anything the core rejects (a ValueError) becomes a message in
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import sys
@@ -147,6 +148,32 @@ def sync_figure(fw: go.FigureWidget, fig: go.Figure) -> None:
                 d = {k: v for k, v in d.items() if k not in ("type", "uid")}
                 t.update(d)
         fw.layout.update(layout)
+
+
+@contextlib.contextmanager
+def transition(fw: go.FigureWidget, duration_ms: int = 250, easing: str = "cubic-in-out"):
+    """Like `fw.batch_animate`, but each new transition interrupts the running one.
+
+    Property changes made inside the block reach the browser as one `Plotly.animate`
+    call that tweens bars from their old to their new heights over `duration_ms`.
+    plotly.py's own `batch_animate` queues transitions (plotly.js mode "afterall"), so
+    a dragged slider would lag behind; here the mode is "immediate". With
+    `duration_ms <= 0`, or a plotly.py without the batch-animate internals used here,
+    it falls back to an instant `batch_update`.
+    """
+    perform = getattr(fw, "_perform_batch_animate", None)
+    if duration_ms <= 0 or perform is None or getattr(fw, "_in_batch_mode", True):
+        with fw.batch_update():
+            yield
+        return
+    fw._in_batch_mode = True
+    try:
+        yield
+    finally:
+        fw._in_batch_mode = False
+        if fw._batch_trace_edits or fw._batch_layout_edits:  # nothing changed: no message
+                perform({"transition": {"duration": int(duration_ms), "easing": easing},
+                     "frame": {"duration": int(duration_ms), "redraw": True}, "mode": "immediate"})
 
 
 def _figure_widget(fig: go.Figure) -> go.FigureWidget:
@@ -506,8 +533,9 @@ class MoneyDiagramApp(_App):
     hint = "(switch the sliders to 'rescale others' or press Normalise)"
 
     def __init__(self, p=None, q=None, vocab=None, step: int = 3, annotate: bool = True, frames: int = 21,
-                 interval_ms: int = 250, resolution: int = 100):
+                 interval_ms: int = 250, resolution: int = 100, transition_ms: int = 250):
         super().__init__()
+        self.transition_ms = int(transition_ms)  # 0: instant redraws
         p = TUTORIAL_P if p is None else p
         q = TUTORIAL_Q if q is None else q
         self.step = int(step)
@@ -516,8 +544,8 @@ class MoneyDiagramApp(_App):
         self.annotate = annotate
         self.editor = DistributionEditor(p, q, vocab, resolution=resolution, message=self.message,
                                          on_error=self.show_error)
-        self.figure = _figure_widget(F.money_diagram(self.editor.p, self.editor.q, self.editor.vocab,
-                                                     self.step, annotate))
+        self.figure = _figure_widget(self._full_figure(self.editor.p, self.editor.q, self.editor.vocab))
+        self._drawn_step = self.step
         self.numbers = W.HTML()
         self.numbers.add_class("specviz-numbers")
         self.back_button = W.Button(description="◀ Back", layout=W.Layout(width="90px"))
@@ -582,19 +610,24 @@ class MoneyDiagramApp(_App):
         names = self.editor.vocab
         patch = F.money_diagram_patch(p, q, names, self.step, self.annotate)
         if list(self.figure.data[0].x) != names:  # new vocabulary: new categories everywhere
-            sync_figure(self.figure, F.money_diagram(p, q, names, self.step, self.annotate))
+            sync_figure(self.figure, self._full_figure(p, q, names))
         else:
-            # Plotly.update (batch_update), not batch_animate: Plotly.animate on these stacked
-            # bars threw "classed is not a function" in plotly.js 3 (seen in Voila); motion
-            # comes from the morph (Play), one in-place update per frame.
-            with self.figure.batch_update():
+            # New p or q: the bars glide to their new heights (one interrupting Plotly.animate);
+            # a step of the reveal switches traces on or off at once (Plotly.update).
+            moved = self.step == self._drawn_step
+            with transition(self.figure, self.transition_ms if moved else 0):
                 F.apply_patch(self.figure, patch)
+        self._drawn_step = self.step
         self.numbers.value = self._numbers_html(p, q, names)
         self.step_label.value = (f"<b>Step {self.step} of 3</b> — "
                                  f"{html.escape(F.MONEY_STEPS[self.step].split(' · ', 1)[1])}")
         self.back_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= 3
         self.clear_message()
+
+    def _full_figure(self, p, q, names) -> go.Figure:
+        # no hatching when animating: plotly.js cannot animate pattern-filled bars
+        return F.money_diagram(p, q, names, self.step, self.annotate, hatch=self.transition_ms <= 0)
 
     @staticmethod
     def _numbers_html(p, q, names) -> str:
@@ -660,7 +693,10 @@ class MoneyDiagramApp(_App):
 
 def money_diagram_app(p=None, q=None, vocab=None, step: int = 3, annotate: bool = True, **kwargs) -> MoneyDiagramApp:
     """The money-diagram app: sliders for p and q, the diagram updating in place, live numbers,
-    the 3-step reveal (Next/Back) and a Play button morphing q from p to a disjoint draft."""
+    the 3-step reveal (Next/Back) and a Play button morphing q from p to a disjoint draft.
+
+    Bars glide to new heights over `transition_ms` (default 250; 0 = instant redraws).
+    """
     return MoneyDiagramApp(p, q, vocab, step=step, annotate=annotate, **kwargs)
 
 

@@ -420,3 +420,42 @@ def test_sync_figure_updates_in_place_or_replaces_traces():
     Wd.sync_figure(fw, specviz.figures.rules_figure(P, Q, rules=["lossless", "abs_residual"]))
     assert [t.meta for t in fw.data] == ["p", "lossless", "abs_residual"]
     np.testing.assert_allclose(arr(tr(fw, "abs_residual").y), specviz.output_dist(P, Q, rule="abs_residual"))
+
+
+def _record_messages(fw, monkeypatch):
+    """Record which plotly.js call each change of FigureWidget `fw` would make in the browser."""
+    sent = []
+    monkeypatch.setattr(fw, "_send_animate_msg",
+                        lambda styles_data, relayout_data, trace_indexes, animation_opts:
+                        sent.append(("animate", trace_indexes, animation_opts)))
+    monkeypatch.setattr(fw, "_send_update_msg",
+                        lambda restyle_data, relayout_data, trace_indexes=None, **kw:
+                        sent.append(("update", trace_indexes, None)))
+    return sent
+
+
+def test_slider_moves_animate_and_steps_switch_at_once(app, monkeypatch):
+    sent = _record_messages(app.figure, monkeypatch)
+    app.sliders_p[0].value = 0.5
+    assert [m[0] for m in sent] == ["animate"], sent
+    opts = sent[0][2]
+    assert opts["mode"] == "immediate" and opts["transition"]["duration"] == app.transition_ms == 250
+    assert_diagram_matches_sliders(app)  # the Python side holds the end state at once
+    sent.clear()
+    app.set_step(1)
+    assert [m[0] for m in sent] == ["update"], sent
+    sent.clear()
+    app.set_step(1)  # nothing changed: nothing sent
+    assert sent == []
+    # the animated figure has no pattern fill (plotly.js cannot animate it); the static one does
+    assert tr(app.figure, "rejected").marker.pattern.shape in (None, "")
+    assert specviz.money_diagram(P, Q).data[4].marker.pattern.shape == "/"
+
+
+def test_transition_ms_zero_redraws_instantly(monkeypatch):
+    app = specviz.money_diagram_app(transition_ms=0)
+    sent = _record_messages(app.figure, monkeypatch)
+    app.sliders_q[0].value = 0.45
+    assert [m[0] for m in sent] == ["update"], sent
+    assert_diagram_matches_sliders(app)
+    assert tr(app.figure, "rejected").marker.pattern.shape == "/"
