@@ -181,6 +181,14 @@ def _figure_widget(fig: go.Figure) -> go.FigureWidget:
     return fw
 
 
+def _verdict_html(report, what: str) -> str:
+    """An audit report as one line of HTML: a green PASS or red FAIL, `what`, and the explanation."""
+    colour = "#1a7f37" if report.passed else "#cf222e"
+    word = "PASS" if report.passed else "FAIL"
+    return (f"<b class='specviz-verdict-{word.lower()}' style='color:{colour}'>{word}</b> "
+            f"{what}: {html.escape(report.explanation)}")
+
+
 def _html_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
     cell = "padding:2px 10px;text-align:right;border-bottom:1px solid #eee"
     out = ["<table style='border-collapse:collapse;font-size:13px'>"]
@@ -519,7 +527,37 @@ class DistributionEditor(W.VBox):
 # ----------------------------------------------------------------------------- money diagram
 
 
-class MoneyDiagramApp(_App):
+class _EditorApp(_App):
+    """An app driven by a `DistributionEditor` (`self.editor`): its handles follow the editor.
+
+    `sliders_p` / `sliders_q` are properties because the editor rebuilds its sliders when
+    the vocabulary size changes.
+    """
+
+    editor: "DistributionEditor"
+
+    @property
+    def sliders_p(self) -> list[W.FloatSlider]:
+        return self.editor.sliders_p
+
+    @property
+    def sliders_q(self) -> list[W.FloatSlider]:
+        return self.editor.sliders_q
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.editor.p
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.editor.q
+
+    @property
+    def vocab(self) -> list[str]:
+        return self.editor.vocab
+
+
+class MoneyDiagramApp(_EditorApp):
     """Sliders -> the money diagram, live numbers, the 3-step reveal and the p -> disjoint morph.
 
     Handles: `figure` (FigureWidget; traces by meta "overlap", "residual", "p", "q",
@@ -581,27 +619,6 @@ class MoneyDiagramApp(_App):
             self.message,
         ]
         self.update()
-
-    # --- handles that follow the editor (sliders are rebuilt when the vocabulary changes)
-    @property
-    def sliders_p(self):
-        return self.editor.sliders_p
-
-    @property
-    def sliders_q(self):
-        return self.editor.sliders_q
-
-    @property
-    def p(self):
-        return self.editor.p
-
-    @property
-    def q(self):
-        return self.editor.q
-
-    @property
-    def vocab(self):
-        return self.editor.vocab
 
     @_safe
     def update(self) -> None:
@@ -706,7 +723,7 @@ def money_diagram_app(p=None, q=None, vocab=None, step: int = 3, annotate: bool 
 N_CHOICES = (100, 1_000, 10_000, 100_000, 1_000_000)
 
 
-class MonteCarloApp(_App):
+class MonteCarloApp(_EditorApp):
     """Sample N speculative steps, watch the histogram fill p, read the audit's verdict.
 
     Handles: `figure` (traces "accepted", "resampled", "p", "overlap_exact"), `editor`,
@@ -745,14 +762,6 @@ class MonteCarloApp(_App):
             self.progress, self.figure, self.verdict, self.message,
         ]
 
-    @property
-    def sliders_p(self):
-        return self.editor.sliders_p
-
-    @property
-    def sliders_q(self):
-        return self.editor.sliders_q
-
     @_safe
     def reset(self) -> None:
         """Drop the last run (p, q or the rule changed): exact parts redrawn, empirical bars empty."""
@@ -790,10 +799,7 @@ class MonteCarloApp(_App):
         all_tokens = sample.tokens
         report = audit(lambda *_: all_tokens, p, q, n=n)
         self.last_sample, self.last_report = sample, report
-        colour = "#1a7f37" if report.passed else "#cf222e"
-        word = "PASS" if report.passed else "FAIL"
-        self.verdict.value = (f"<b class='specviz-verdict-{word.lower()}' style='color:{colour}'>{word}</b> "
-                              f"audit of these {n:,} samples: {html.escape(report.explanation)}")
+        self.verdict.value = _verdict_html(report, f"audit of these {n:,} samples")
         self.clear_message()
         return report
 
@@ -807,7 +813,7 @@ def monte_carlo_app(p=None, q=None, vocab=None, rule="lossless", n=10_000, seed=
 # ----------------------------------------------------------------------------- pitfalls
 
 
-class PitfallApp(_App):
+class PitfallApp(_EditorApp):
     """Pick a verification rule; see its exact output vs p, its TV and the audit's verdict.
 
     Handles: `figure` (`rule_figure`: traces "accept", "reject", "p", "q"), `editor`,
@@ -849,14 +855,6 @@ class PitfallApp(_App):
         ]
         self.update()
 
-    @property
-    def sliders_p(self):
-        return self.editor.sliders_p
-
-    @property
-    def sliders_q(self):
-        return self.editor.sliders_q
-
     def _params(self) -> dict:
         name = self.rule.value
         if name == "lenient":
@@ -886,10 +884,7 @@ class PitfallApp(_App):
         ])
         report = audit(name, p, q, n=int(self.audit_n.value), seed=self.seed, **params)
         self.last_report = report
-        colour = "#1a7f37" if report.passed else "#cf222e"
-        word = "PASS" if report.passed else "FAIL"
-        self.verdict.value = (f"<b class='specviz-verdict-{word.lower()}' style='color:{colour}'>{word}</b> "
-                              f"audit ({int(self.audit_n.value):,} samples): {html.escape(report.explanation)}")
+        self.verdict.value = _verdict_html(report, f"audit ({int(self.audit_n.value):,} samples)")
         self.clear_message()
         return report
 
@@ -957,7 +952,7 @@ def gamma_app(alpha=0.8, gamma=4, c=0.1) -> GammaApp:
 # ----------------------------------------------------------------------------- multi-draft
 
 
-class MultiDraftApp(_App):
+class MultiDraftApp(_EditorApp):
     """k drafts verified in turn: acceptance and TV with vs without the residual update.
 
     Handles: `figure` (`multidraft_figure`), `editor`, `sliders_p`, `sliders_q`,
@@ -981,14 +976,6 @@ class MultiDraftApp(_App):
             self.editor, self.k_max, self.figure, self.numbers, self.message,
         ]
         self.update()
-
-    @property
-    def sliders_p(self):
-        return self.editor.sliders_p
-
-    @property
-    def sliders_q(self):
-        return self.editor.sliders_q
 
     @_safe
     def update(self):
