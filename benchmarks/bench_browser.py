@@ -142,10 +142,10 @@ def find_chromium() -> str | None:
 
 
 class Voila:
-    def __init__(self, extra=(), log_dir: Path | None = None):
+    def __init__(self, preheat: bool = True, log_dir: Path | None = None):
         self.port = free_port()
         notebook = cli.find_notebooks_dir() / cli.DASHBOARD_NOTEBOOK
-        cmd = cli.build_dashboard_command(notebook, port=self.port, extra=list(extra))
+        cmd = cli.build_dashboard_command(notebook, port=self.port, preheat=preheat)
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log = open((log_dir or Path(tempfile.gettempdir())) / f"voila-{self.port}.log", "wb")
         self.proc = subprocess.Popen(cmd, cwd=notebook.parent, stdout=self.log, stderr=subprocess.STDOUT,
@@ -153,7 +153,9 @@ class Voila:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"voila exited ({self.proc.returncode}); log: {self.log.name}")
+                self.log.close()
+                tail = Path(self.log.name).read_text(errors="replace").splitlines()[-15:]
+                raise RuntimeError(f"voila exited ({self.proc.returncode}); end of its log:\n" + "\n".join(tail))
             try:
                 urllib.request.urlopen(self.url + "voila/static/voila.js", timeout=5).close()
                 return
@@ -274,11 +276,11 @@ def cpu_profile_summary(profile: dict, moves: int) -> list[tuple[str, float]]:
     return [(k, v / moves) for k, v in by.most_common()]
 
 
-def run_variant(pw, chromium: str, name: str, extra, loads: int, moves: int, profile: bool, workdir: Path):
+def run_variant(pw, chromium: str, name: str, preheated: bool, loads: int, moves: int, profile: bool,
+                workdir: Path):
     out = {"name": name}
-    server = Voila(extra, log_dir=workdir)
+    server = Voila(preheated, log_dir=workdir)
     try:
-        preheated = "--preheat_kernel=False" not in extra
         if preheated:
             time.sleep(20)  # let the pool kernel execute the notebook, as on a server that has been up a while
         context = pw.chromium.launch_persistent_context(str(workdir / f"profile-{name}"), executable_path=chromium,
@@ -338,13 +340,13 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"Browser benchmark: Voila dashboard in headless Chromium ({os.cpu_count()} CPUs, "
           f"load average {load:.1f} at start)")
-    variants = [("specviz dashboard", [])]
+    variants = [("specviz dashboard", True)]
     if args.cold:
-        variants.append(("no preheated kernel", ["--preheat_kernel=False", "--pool_size=0"]))
+        variants.append(("specviz dashboard --no-preheat", False))
     results = []
     with tempfile.TemporaryDirectory(prefix="specviz-bench-") as tmp, sync_playwright() as pw:
-        for i, (name, extra) in enumerate(variants):
-            results.append(run_variant(pw, chromium, name, extra, args.loads, args.moves if i == 0 else 0,
+        for i, (name, preheated) in enumerate(variants):
+            results.append(run_variant(pw, chromium, name, preheated, args.loads, args.moves if i == 0 else 0,
                                        args.profile, Path(tmp)))
 
     missed = False

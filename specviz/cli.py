@@ -99,8 +99,13 @@ def build_dashboard_command(
     *,
     port: int = DEFAULT_DASHBOARD_PORT,
     host: str = LOOPBACK,
+    preheat: bool = True,
     extra: Sequence[str] = (),
 ) -> list[str]:
+    """The Voila command line that serves `notebook` (`preheat`: keep one kernel pre-executed)."""
+    # Keep one kernel pre-executed in the background: the first page shows a plot in
+    # ~5 s instead of ~8-17 s here (it costs one idle kernel, refilled per visit).
+    heat = ["--preheat_kernel=True", "--pool_size=1"] if preheat else []
     return [
         sys.executable, "-m", "voila",
         "--no-browser",
@@ -109,10 +114,7 @@ def build_dashboard_command(
         # Serve on exactly this port (no silent move to the next one), so the URL
         # printed below is right.
         "--Voila.port_retries=0",
-        # Keep one kernel pre-executed in the background: the first page shows a plot
-        # in ~5 s instead of ~8-17 s here (it costs one idle kernel, refilled per visit).
-        "--preheat_kernel=True",
-        "--pool_size=1",
+        *heat,
         *extra,
         str(notebook),
     ]
@@ -164,7 +166,8 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
             "  The dashboard is notebooks/dashboard.ipynb; it is not there yet "
             "(or pass --notebooks PATH). `specviz lab` opens the other notebooks."
         )
-    cmd = build_dashboard_command(notebook, port=args.port, host=args.host, extra=extra)
+    cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat,
+                                  extra=extra)
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"specviz dashboard: serving {notebook}", flush=True)
     print("", flush=True)
@@ -224,6 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dash.add_argument("--port", type=_port, default=DEFAULT_DASHBOARD_PORT, help="port (default %(default)s)")
     dash.add_argument("--host", default=LOOPBACK, help="address to bind (default %(default)s)")
+    dash.add_argument(
+        "--no-preheat",
+        action="store_true",
+        help="do not keep a pre-executed kernel waiting (saves its memory; page loads get slower)",
+    )
     dash.add_argument(
         "--allow-remote",
         action="store_true",

@@ -161,6 +161,10 @@ def test_dashboard_prints_url_before_starting_voila(tmp_path, monkeypatch, capsy
                      "--allow-remote"]) == 0
     assert "--Voila.ip=0.0.0.0" in started["cmd"]
     assert "reachable from other machines" in capsys.readouterr().out
+    # one pre-executed kernel by default; --no-preheat drops it (Voila refuses a flag given twice)
+    assert "--preheat_kernel=True" in started["cmd"] and "--pool_size=1" in started["cmd"]
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--no-preheat"]) == 0
+    assert not any(a.startswith(("--preheat_kernel", "--pool_size")) for a in started["cmd"])
 
 
 def _get(url: str, timeout: float = 5) -> tuple[int, bytes]:

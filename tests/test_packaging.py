@@ -190,3 +190,38 @@ def test_playwright_drives_debian_chromium(browser_context):
     page.set_content("<h1 id='t'>specviz</h1><script>document.title = 'ok:' + (6 * 7)</script>")
     assert page.text_content("#t") == "specviz"
     assert page.title() == "ok:42"
+
+
+def _binder_badges():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("binder_badges", REPO / "scripts" / "binder_badges.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_binder_badges_open_lab_and_the_dashboard():
+    """Both badges build the same repository and open paths that exist in it."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"https://mybinder\.org/v2/gh/([\w.-]+/[\w.-]+)/([\w./-]+)\?urlpath=([\w./%-]+)", text)
+    assert len(links) == 2, links
+    assert len({(repo, ref) for repo, ref, _ in links}) == 1, "both badges must build the same repository"
+    paths = {p for _, _, p in links}
+    assert paths == {"lab/tree/notebooks", "voila/render/notebooks/dashboard.ipynb"}, paths
+    assert (REPO / "notebooks").is_dir() and (REPO / "notebooks" / "dashboard.ipynb").is_file()
+
+
+def test_binder_badges_script_rewrites_only_the_repository():
+    mod = _binder_badges()
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    new = mod.set_repo(text, "ada/specviz", ref="main")
+    assert mod.badge_repos(new) == ["ada/specviz", "ada/specviz"]
+    assert new.count("/v2/gh/ada/specviz/main?urlpath=") == 2
+    # nothing else changes
+    assert mod.BADGE.sub("", new) == mod.BADGE.sub("", mod.set_repo(text, "x/y"))
+    assert mod.repo_from_remote("git@github.com:ada/specviz.git\n") == "ada/specviz"
+    with pytest.raises(ValueError, match="not a GitHub remote"):
+        mod.repo_from_remote("/srv/git/specviz")
+    with pytest.raises(ValueError, match="owner/name"):
+        mod.set_repo(text, "specviz")
