@@ -115,7 +115,7 @@ def test_comparison_reports_mismatches():
 
 
 EXPECTED_RUNTIME = {
-    "numpy", "scipy", "plotly", "ipywidgets", "anywidget", "jupyterlab", "voila",
+    "numpy", "scipy", "plotly", "ipywidgets", "anywidget", "jupyterlab", "notebook", "voila",
     "torch", "transformers", "safetensors", "tokenizers", "kaleido",
 }
 
