@@ -94,6 +94,10 @@ def build_lab_command(
     return cmd
 
 
+VOILA_EXTENSION_DENYLIST = ("@jupyter-notebook/lab-extension",)
+"""JupyterLab extensions the dashboard page does not load (see build_dashboard_command)."""
+
+
 def build_dashboard_command(
     notebook: Path,
     *,
@@ -114,6 +118,10 @@ def build_dashboard_command(
         # Serve on exactly this port (no silent move to the next one), so the URL
         # printed below is right.
         "--Voila.port_retries=0",
+        # Notebook 7's JupyterLab extension (interface switcher) fails to load in Voila's
+        # page ("shared module is not a function" in the console); the dashboard needs none
+        # of it. voila.json at the repository root says the same for `voila` / Binder.
+        *(f"--VoilaConfiguration.extension_denylist={name}" for name in VOILA_EXTENSION_DENYLIST),
         *heat,
         *extra,
         str(notebook),

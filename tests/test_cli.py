@@ -132,6 +132,11 @@ def test_dashboard_command_line(tmp_path):
     assert "--no-browser" in cmd and "--port=9123" in cmd and "--Voila.ip=127.0.0.1" in cmd
     assert "--debug" in cmd
     assert cmd[-1] == str(nb)
+    # Notebook 7's lab extension stays out of the dashboard page (it fails to load there);
+    # voila.json at the repository root (used by `voila` run there, and Binder) says the same
+    assert "--VoilaConfiguration.extension_denylist=@jupyter-notebook/lab-extension" in cmd
+    voila_json = json.loads((cli.repo_root() / "voila.json").read_text(encoding="utf-8"))
+    assert tuple(voila_json["VoilaConfiguration"]["extension_denylist"]) == cli.VOILA_EXTENSION_DENYLIST
 
 
 def test_lab_command_line_adds_allow_root_only_for_root(tmp_path):
