@@ -303,7 +303,7 @@ class DistributionEditor(W.VBox):
                                          layout=W.Layout(width="100px"))
         lo, hi = min(vocab_range[0], V), max(vocab_range[1], V)
         self.vocab_size = W.IntSlider(value=V, min=lo, max=hi, description="vocabulary",
-                                      continuous_update=False, style={"description_width": "70px"})
+                                      continuous_update=False, style={"description_width": "initial"})
         self.preset_buttons = {key: W.Button(description=label, layout=W.Layout(width="auto"))
                                for key, label in PRESETS.items()}
         self.text_p = W.Text(description="type p", placeholder="e.g. 0.6, 0.3, 0.1",
