@@ -172,7 +172,7 @@ def transition(fw: go.FigureWidget, duration_ms: int = 250, easing: str = "cubic
     finally:
         fw._in_batch_mode = False
         if fw._batch_trace_edits or fw._batch_layout_edits:  # nothing changed: no message
-                perform({"transition": {"duration": int(duration_ms), "easing": easing},
+            perform({"transition": {"duration": int(duration_ms), "easing": easing},
                      "frame": {"duration": int(duration_ms), "redraw": True}, "mode": "immediate"})
 
 
