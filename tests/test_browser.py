@@ -396,6 +396,13 @@ def click_button(page, text: str) -> None:
     page.locator("button.jupyter-button:visible", has_text=text).first.click()
 
 
+def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", timeout: float = FIRST_PLOT_MS) -> None:
+    """Click the dashboard tab `title` and wait until the JS condition `ready` holds
+    (default: the Money diagram's figure is there, i.e. back on the first tab)."""
+    page.locator(".lm-TabBar-tab", has_text=title).click()
+    wait_sv(page, ready, timeout=timeout)
+
+
 # ----------------------------------------------------------------------------- Voila
 
 
@@ -593,9 +600,8 @@ def test_step_reveal(dashboard, screenshot_dir):
 def test_monte_carlo_run_updates_histogram(dashboard, screenshot_dir):
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
-    page.locator(".lm-TabBar-tab", has_text="Sampling check").click()
-    wait_sv(page, "sv.trace('accepted') !== null && sv.trace('resampled') !== null && sv.dist('p').length === 3",
-            timeout=FIRST_PLOT_MS)
+    open_tab(page, "Sampling check",
+             "sv.trace('accepted') !== null && sv.trace('resampled') !== null && sv.dist('p').length === 3")
     before = sv(page, "({acc: sv.trace('accepted').y, res: sv.trace('resampled').y})")
     assert sum(before["acc"]) + sum(before["res"]) == 0, "empty histogram before Run"
     P = sv(page, "sv.dist('p')")
@@ -621,8 +627,7 @@ def test_monte_carlo_run_updates_histogram(dashboard, screenshot_dir):
         assert data["res"][i] == pytest.approx(max(p[i] - q[i], 0), abs=0.025), f"resampled {tok}"
     assert sorted(range(len(p)), key=lambda i: -emp[i]) == sorted(range(len(p)), key=lambda i: -p[i])
     save_shot(page.locator(".specviz-dashboard"), screenshot_dir, "dashboard-sampling-check", readme=True)
-    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
-    wait_sv(page, "sv.trace('overlap') !== null")
+    open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
 
@@ -631,8 +636,7 @@ def test_gamma_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
     """The γ tab holds two FigureWidgets (γ-steps and multi-draft): both must redraw in the page."""
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
-    page.locator(".lm-TabBar-tab", has_text="γ-steps").click()
-    wait_sv(page, "sv.trace('current') !== null && sv.trace('acceptance:update') !== null", timeout=FIRST_PLOT_MS)
+    open_tab(page, "γ-steps", "sv.trace('current') !== null && sv.trace('acceptance:update') !== null")
     gamma0 = sv(page, "sv.trace('current').x[0]")
     k0 = sv(page, "sv.trace('acceptance:update').x.length")
     press(page, "γ (drafts)", "ArrowRight", 2)
@@ -640,8 +644,7 @@ def test_gamma_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
     press(page, "drafts k ≤", "ArrowRight", 1)
     wait_sv(page, "sv.trace('acceptance:update').x.length === arg", arg=k0 + 1)
     save_shot(page.locator(".specviz-dashboard"), screenshot_dir, "dashboard-gamma")
-    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
-    wait_sv(page, "sv.trace('overlap') !== null")
+    open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
 
@@ -650,16 +653,14 @@ def test_numerics_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
     """The Numerics tab holds two FigureWidgets (precision, standardisation): both must redraw."""
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
-    page.locator(".lm-TabBar-tab", has_text="Numerics").click()
-    wait_sv(page, "sv.trace('output') !== null && sv.trace('abs_err:float16') !== null", timeout=FIRST_PLOT_MS)
+    open_tab(page, "Numerics", "sv.trace('output') !== null && sv.trace('abs_err:float16') !== null")
     out0 = sv(page, "sv.trace('output').y")
     err0 = sv(page, "sv.trace('abs_err:float16').y")
     press(page, "logit scale", "ArrowRight", 2)
     wait_sv(page, "JSON.stringify(sv.trace('abs_err:float16').y) !== JSON.stringify(arg)", arg=err0)
     click_button(page, "Fix: use one standardised distribution")
     wait_sv(page, "JSON.stringify(sv.trace('output').y) !== JSON.stringify(arg)", arg=out0)
-    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
-    wait_sv(page, "sv.trace('overlap') !== null")
+    open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
 
@@ -668,14 +669,12 @@ def test_real_models_tab_builds_on_first_view(dashboard, screenshot_dir):
     """The extra tab imports specviz.lm.live only when opened, and builds without an error."""
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
-    page.locator(".lm-TabBar-tab", has_text="Real models").click()
-    wait_sv(page, "!!sv.text('.specviz-live') || !!sv.text('.specviz-error')", timeout=FIRST_PLOT_MS)
+    open_tab(page, "Real models", "!!sv.text('.specviz-live') || !!sv.text('.specviz-error')")
     error = sv(page, "sv.text('.specviz-error')")
     assert error is None, f"the Real models tab shows an error: {error}"
     assert "draft language model" in page.locator(".specviz-tab-explanation:visible").inner_text()
     save_shot(page, screenshot_dir, "voila-real-models")
-    page.locator(".lm-TabBar-tab", has_text="Money diagram").click()
-    wait_sv(page, "sv.trace('overlap') !== null")
+    open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
 
