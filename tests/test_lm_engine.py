@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 
 import specviz as sv
-from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
+from specviz.lm import (LanguageModel, NGramModel, Pair, Session, SpeculativeEngine, autoregressive_generate,
+                        speculative_generate)
 from specviz.standardize import Sampling
 
 ALPHA = 1e-4
@@ -170,3 +171,194 @@ def test_bad_input_errors(pair):
         speculative_generate(Pair(small, small), [0] * 16, 5)
     with pytest.raises(ValueError, match="share a vocabulary"):
         Pair(NGramModel.random(3, seed=0), NGramModel.random(4, seed=0))
+
+
+# ------------------------------------------------------------------------------ variable γ, input checks, results
+
+
+class SometimesSilent(NGramModel):
+    """The draft n-gram, except that after token 2 it has no proposal (next_logits None), like prompt lookup."""
+
+    def session(self, prompt_ids):
+        s = super().session(prompt_ids)
+        base_forward, base_truncate = s._forward, s.truncate
+
+        def silence():
+            if s.tokens and s.tokens[-1] == 2:
+                s.next_logits = None
+
+        def feed(ids):
+            rows = type(s).feed(s, ids)
+            silence()
+            return rows
+
+        def truncate(length, next_logits=None):
+            base_truncate(length, next_logits)
+            silence()
+
+        s.feed, s.truncate = feed, truncate
+        silence()
+        return s
+
+
+def test_a_draft_without_proposals_keeps_the_output_exact(pair):
+    """Steps where the draft stops early (variable γ, down to 0) still give the target's distribution."""
+    draft = SometimesSilent(pair.draft.table, name="silent")
+    vpair = Pair(pair.target, draft)
+    exact = exact_continuations(pair.target, [1], L, Sampling())
+    counts = empirical(SpeculativeEngine(), vpair, 4000, 3, seed=9)
+    assert pvalue(counts, exact) >= ALPHA
+    r = speculative_generate(vpair, [2], 60, 3, seed=0)
+    gammas = {s.gamma for s in r.steps}
+    assert 0 in gammas and max(gammas) == 3  # some steps had no proposal, some a full one
+    assert all(s.kind == "target" for s in r.steps if s.gamma == 0)
+    for prompt in ([0], [2], [1, 2]):
+        assert (speculative_generate(vpair, prompt, 30, 4, temperature=0).new_ids
+                == autoregressive_generate(vpair, prompt, 30, temperature=0).new_ids)
+
+
+@pytest.mark.parametrize("bad,match", [([0, -1], r"prompt token 1 has id -1"), ([0, 3], r"prompt token 1 has id 3"),
+                                       ([0, 1.5], r"prompt token 1 is 1.5"), (["a"], r"prompt token 0 is 'a'"),
+                                       ([True], "prompt token 0 is True"), (np.array([[0]]), "1-D")])
+def test_prompt_ids_are_validated_by_both_generators(pair, bad, match):
+    with pytest.raises(ValueError, match=match):
+        speculative_generate(pair, bad, 4)
+    with pytest.raises(ValueError, match=match):
+        autoregressive_generate(pair, bad, 4)
+
+
+def test_tiny_temperature_is_the_greedy_limit_not_nan(pair):
+    for t in (1e-310, 5e-324, 1e-30):
+        spec = speculative_generate(pair, [1], 20, 3, temperature=t, seed=0)
+        assert spec.new_ids == autoregressive_generate(pair, [1], 20, temperature=0).new_ids
+        assert all(np.isfinite(s.alphas).all() for s in spec.steps)
+
+
+class StrictContext(NGramModel):
+    """An n-gram whose sessions raise if they ever read more than max_positions tokens."""
+
+    def session(self, prompt_ids):
+        s = super().session(prompt_ids)
+        feed = s.feed
+
+        def checked(ids):
+            rows = feed(ids)
+            assert s.length <= self.max_positions, f"read {s.length} > {self.max_positions} tokens"
+            return rows
+
+        s.feed = checked
+        return s
+
+
+def test_context_check_counts_only_the_drafting_that_happens():
+    t = StrictContext(NGramModel.random(3, seed=0).table, name="t", max_positions=16)
+    d = StrictContext(NGramModel.random(3, seed=1).table, name="d", max_positions=16)
+    p = Pair(t, d)
+    for gamma in (1, 4, 8):  # prompt 10 + 7 new tokens needs 16 positions: fits, whatever γ
+        r = speculative_generate(p, [0] * 10, 7, gamma, seed=gamma)
+        assert len(r.new_ids) == 7
+    with pytest.raises(ValueError, match="needs 17 positions"):
+        speculative_generate(p, [0] * 10, 8, 1)
+    with pytest.raises(ValueError, match="needs 17 positions"):
+        autoregressive_generate(p, [0] * 10, 8)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "x", True])
+def test_bad_seeds_are_named(pair, seed):
+    with pytest.raises(ValueError, match="seed"):
+        speculative_generate(pair, [0], 4, seed=seed)
+
+
+def test_seed_kinds_reproduce(pair):
+    import torch
+
+    a = speculative_generate(pair, [0], 30, 3, seed=np.random.default_rng(5)).new_ids
+    assert a == speculative_generate(pair, [0], 30, 3, seed=np.random.default_rng(5)).new_ids
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    assert speculative_generate(pair, [0], 30, 3, seed=g1).new_ids == speculative_generate(pair, [0], 30, 3,
+                                                                                          seed=g2).new_ids
+
+
+def test_results_print_short_and_convert(pair):
+    import json
+
+    from specviz.lm.stats import spec_stats
+
+    r = speculative_generate(pair, [0], 2000, 4, seed=0)
+    assert len(repr(r)) < 200 and "2000 new tokens" in repr(r)
+    d = json.loads(json.dumps(r.to_dict(steps=True)))
+    assert d["new_ids"] == r.new_ids and len(d["steps"]) == len(r.steps) and d["fates"] == r.fates()
+    html = r._repr_html_()
+    assert html.count("<span title='#") == len(r.new_ids) and "accepted draft" in html
+    st = spec_stats(r)
+    assert len(repr(st)) < 200
+    sd = json.loads(json.dumps(st.to_dict()))
+    assert sd["acceptance_rate"] == pytest.approx(st.acceptance_rate)
+    assert len(sd["per_position_acceptance"]) == 4 and "<table>" in st._repr_html_()
+    ar = autoregressive_generate(pair, [0], 5, seed=0)
+    assert ar.fates() == ["target"] * 5 and "autoregressive" in repr(ar)
+
+
+# ------------------------------------------------------------------------------ one host sync per verify step
+
+
+class DeviceTable(LanguageModel):
+    """A bigram whose logits are looked up on the device from id tensors: no host reads of its own."""
+
+    def __init__(self, V, seed, name):
+        import torch
+
+        self.vocab_size, self.name, self.max_positions = V, name, None
+        self.device = torch.device("cpu")
+        self.table = torch.randn(V, V, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+    def session(self, prompt_ids):
+        return _DeviceTableSession(self, prompt_ids)
+
+
+class _DeviceTableSession(Session):
+    def __init__(self, model, prompt_ids):
+        self.model, self.n, self.last, self.next_logits = model, 0, None, None
+        self.feed(prompt_ids)
+
+    @property
+    def length(self):
+        return self.n
+
+    def feed(self, ids):
+        import torch
+
+        ids = ids if isinstance(ids, torch.Tensor) else torch.tensor(list(ids))
+        rows = self.model.table[ids]  # (k, V), no host read
+        self.n += ids.shape[0]
+        self.next_logits = rows[-1]
+        return rows
+
+    def truncate(self, length, next_logits=None):
+        self.n = length
+        self.next_logits = next_logits
+
+
+def test_one_host_read_per_verify_step(monkeypatch):
+    """Between two verify steps nothing leaves the device except one transfer (counted on CPU by patching)."""
+    import torch
+
+    pair = Pair(DeviceTable(50, 0, "t"), DeviceTable(50, 1, "d"))
+    reads = []
+    for name in ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu"):
+        orig = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _orig=orig, _name=name, **k):
+            reads.append(_name)
+            return _orig(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    steps = []
+    r = SpeculativeEngine().generate(pair, [1, 2], 40, 4, seed=0, on_step=lambda rec: steps.append(len(reads)))
+    per_step = np.diff([0] + steps)
+    del reads[:]
+    ar = autoregressive_generate(pair, [1, 2], 40, seed=0)
+    monkeypatch.undo()
+    assert len(r.new_ids) == 40 and len(ar.new_ids) == 40
+    assert (per_step == 1).all(), f"host reads per verify step: {per_step.tolist()} ({sorted(set(reads))})"
+    assert reads == ["tolist"], f"plain decoding read the device {len(reads)} times: {reads[:5]}"

@@ -1,11 +1,19 @@
 """Speculative decoding on real (or toy) language models: the γ-step loop with KV-cache rollback.
 
-One verify step: the draft proposes γ tokens from q (after the same temperature /
+One verify step: the draft proposes up to γ tokens from q (after the same temperature /
 top-k / top-p processing as the target: "standardized sampling"), the target scores
 all of them in one forward pass, drafts are accepted left to right with probability
 min(1, p/q), the first rejection is replaced by a sample from (p - q)+ / Z, and when
 all γ pass a bonus token comes from the target's next distribution. Both caches are
 then cropped back to the accepted prefix.
+
+Everything between two verify steps stays on the models' device: logits, the draft's
+samples, the acceptance test and the resampling (`specviz.torch_sampling`). The host
+learns the outcome once per verify step, in a single transfer of the drafts, the accepted
+count, the extra token and the numbers the step record keeps.
+
+A draft may propose fewer than γ tokens: a draft session whose `next_logits` is None has
+no proposal (prompt lookup without a match), and the step verifies what it has.
 
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.loading import Pair
@@ -18,31 +26,40 @@ then cropped back to the accepted prefix.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from ..sampling import categorical
 from ..standardize import Sampling
+from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
+from .results import GenerationResult, StepRecord
+
+__all__ = ["TOP_N", "GenerationResult", "SpeculativeEngine", "StepRecord", "autoregressive_generate",
+           "encode_prompt", "make_generator", "process_logits", "process_probs", "speculative_generate",
+           "torch_threads"]
 
 TOP_N = 8  # tokens of p and q kept per emitted position, for the live view
 
 
-def process_logits(rows: torch.Tensor, s: Sampling) -> np.ndarray:
-    """(k, V) logits -> (k, V) float64 probabilities after temperature, top-k, top-p.
+def process_probs(rows: torch.Tensor, s: Sampling, dtype=torch.float64) -> torch.Tensor:
+    """(k, V) or (V,) logits -> (k, V) probabilities after temperature, top-k, top-p, on the rows' device.
 
-    Same semantics as `specviz.standardize` (temperature 0 = one-hot argmax).
+    Same semantics as `specviz.standardize`: temperature 0 is a one-hot argmax. The logits
+    are shifted by their maximum before dividing, so a tiny temperature (1e-310) tends to
+    the argmax instead of overflowing into NaN.
+
+    >>> process_probs(torch.tensor([0.0, 1.0, 2.0]), Sampling(temperature=1e-310)).tolist()
+    [[0.0, 0.0, 1.0]]
     """
-    z = rows.detach().to(torch.float64)
+    z = rows.detach().to(dtype)
     if z.ndim == 1:
-        z = z[None]
+        z = z[None]  # (1, V)
     if s.temperature == 0:
         out = torch.zeros_like(z)
-        out.scatter_(-1, z.argmax(-1, keepdim=True), 1.0)
-        return out.cpu().numpy()
-    z = z / s.temperature
+        return out.scatter_(-1, z.argmax(-1, keepdim=True), 1.0)
+    z = (z - z.amax(-1, keepdim=True)) / s.temperature  # (k, V), max 0
     if s.top_k:
         k = min(int(s.top_k), z.shape[-1])
         kth = torch.topk(z, k, dim=-1).values[:, -1:]
@@ -51,76 +68,33 @@ def process_logits(rows: torch.Tensor, s: Sampling) -> np.ndarray:
     if s.top_p is not None and s.top_p < 1:
         sp, order = torch.sort(prob, dim=-1, descending=True, stable=True)
         cum = sp.cumsum(-1)
-        keep_n = torch.searchsorted(cum, torch.full((len(cum), 1), s.top_p - 1e-12, dtype=cum.dtype)) + 1
-        keep_sorted = torch.arange(z.shape[-1])[None, :] < keep_n
+        target = torch.full((len(cum), 1), s.top_p - 1e-12, dtype=cum.dtype, device=cum.device)
+        keep_n = torch.searchsorted(cum, target) + 1
+        keep_sorted = torch.arange(z.shape[-1], device=z.device)[None, :] < keep_n
         keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
         prob = torch.where(keep, prob, torch.zeros_like(prob))
         prob = prob / prob.sum(-1, keepdim=True)
-    return prob.cpu().numpy()
+    return prob
 
 
-def _top(dist: np.ndarray, n: int = TOP_N):
-    idx = np.argsort(-dist, kind="stable")[:n]
-    return [(int(i), float(dist[i])) for i in idx]
+def process_logits(rows: torch.Tensor, s: Sampling) -> np.ndarray:
+    """(k, V) logits -> (k, V) float64 numpy probabilities (`process_probs`, moved to the host)."""
+    return process_probs(rows, s).cpu().numpy()
 
 
-@dataclass
-class StepRecord:
-    """What happened in one verify step."""
-
-    index: int  # verify step number, from 0
-    start: int  # number of tokens generated before this step
-    drafted: list  # γ drafted token ids
-    q_drafted: list  # q(x_j) of each drafted token
-    p_drafted: list  # p(x_j) of each drafted token
-    accepted: int  # how many drafts were kept (0..γ)
-    token: int | None  # the replacement (after a rejection) or bonus token; None if bonus_dist gave none
-    kind: str  # "resampled", "bonus" (all γ accepted) or "target" (γ = 0: a plain target step)
-    alphas: list  # sum_x min(p, q) at every verified position
-    top_p: list  # per emitted position: [(id, p)] top tokens of p
-    top_q: list  # per emitted position: [(id, q)] top tokens of q ([] for the bonus position)
-    draft_s: float  # seconds spent drafting
-    verify_s: float  # seconds in the target's verify forward and the accept/reject logic
-
-    @property
-    def gamma(self) -> int:
-        return len(self.drafted)
-
-    @property
-    def emitted(self) -> list:
-        return list(self.drafted[: self.accepted]) + ([] if self.token is None else [self.token])
-
-    @property
-    def n_emitted(self) -> int:
-        return self.accepted + (self.token is not None)
-
-
-@dataclass
-class GenerationResult:
-    """Output of one generation: ids, text, and (for speculative runs) a record per verify step."""
-
-    prompt_ids: list
-    new_ids: list
-    text: str = ""
-    steps: list = field(default_factory=list)
-    seconds: float = 0.0
-    gamma: int = 0
-    stopped: bool = False  # True when on_step asked to stop
-
-    @property
-    def ids(self) -> list:
-        return self.prompt_ids + self.new_ids
-
-    @property
-    def tokens_per_second(self) -> float:
-        return len(self.new_ids) / self.seconds if self.seconds > 0 else float("nan")
-
-    def fates(self) -> list:
-        """Per generated token: "accepted", "resampled", "bonus" or "target"."""
-        out = []
-        for s in self.steps:
-            out += ["accepted"] * s.accepted + ([] if s.token is None else [s.kind])
-        return out[: len(self.new_ids)]
+def make_generator(seed, device) -> torch.Generator:
+    """A torch.Generator on `device` from an int seed, a numpy Generator, a torch.Generator or None (fresh)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(2 ** 63))
+    elif seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2 ** 63)
+    elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, a numpy/torch Generator or None, got {seed!r}")
+    g = torch.Generator(device=device)
+    g.manual_seed(int(seed))
+    return g
 
 
 @contextlib.contextmanager
@@ -137,39 +111,93 @@ def torch_threads(n: int | None):
         torch.set_num_threads(old)
 
 
-def _prompt_ids(pair_or_model, prompt) -> list:
+def encode_prompt(tokenizer, text: str, chat="auto") -> list:
+    """Token ids of a text prompt: the tokenizer's chat template when it has one (chat="auto"/True), else plain."""
+    try:
+        from .loading import format_prompt
+    except ImportError:  # pragma: no cover - until loading grows format_prompt
+        return tokenizer.encode(text, add_special_tokens=False)
+    return format_prompt(tokenizer, text, chat=chat)
+
+
+def _prompt_ids(pair_or_model, prompt, chat="auto") -> list:
     if isinstance(prompt, str):
         if not prompt:
             raise ValueError("the prompt is empty: type at least one character")
         tok = getattr(pair_or_model, "tokenizer", None)
         if tok is None:
             raise ValueError("a text prompt needs a tokenizer; this model has none, pass token ids")
-        ids = tok.encode(prompt, add_special_tokens=False)
+        ids = encode_prompt(tok, prompt, chat)
     else:
-        ids = [int(t) for t in prompt]
+        if isinstance(prompt, (torch.Tensor, np.ndarray)):
+            if prompt.ndim != 1:
+                raise ValueError(f"prompt ids must be 1-D, got shape {tuple(prompt.shape)}")
+            prompt = prompt.tolist()
+        try:
+            prompt = list(prompt)
+        except TypeError:
+            raise TypeError(f"the prompt must be text or a sequence of token ids, got {type(prompt).__name__}") from None
+        ids = []
+        for i, t in enumerate(prompt):
+            if isinstance(t, bool) or not isinstance(t, numbers.Integral):
+                raise ValueError(f"prompt token {i} is {t!r}: token ids must be integers")
+            ids.append(int(t))
     if not ids:
         raise ValueError("the prompt is empty: give at least one token")
     return ids
 
 
-def _check_room(models, n_prompt: int, max_new_tokens: int, gamma: int) -> None:
+def _check_ids_in_vocab(ids, models) -> None:
+    for m in models:
+        for i, t in enumerate(ids):
+            if not 0 <= t < m.vocab_size:
+                raise ValueError(f"prompt token {i} has id {t}, outside {m.name}'s vocabulary of "
+                                 f"{m.vocab_size} (ids 0..{m.vocab_size - 1})")
+
+
+def _check_room(models, n_prompt: int, max_new_tokens: int) -> None:
+    """The longest sequence a model reads is the prompt + max_new_tokens - 1 (the last token is never fed)."""
     for m in models:
         if m.max_positions is None:
             continue
-        need = n_prompt + max_new_tokens + gamma
-        if n_prompt >= m.max_positions or need > m.max_positions:
+        need = n_prompt + max_new_tokens - 1
+        if need > m.max_positions:
             raise ValueError(
-                f"prompt of {n_prompt} tokens + max_new_tokens {max_new_tokens} (+ gamma {gamma} lookahead) "
-                f"does not fit {m.name}'s context of {m.max_positions} positions: shorten the prompt or "
-                "ask for fewer tokens")
+                f"prompt of {n_prompt} tokens + max_new_tokens {max_new_tokens} needs {need} positions, more than "
+                f"{m.name}'s context of {m.max_positions} positions: shorten the prompt or ask for fewer tokens")
 
 
 def _check_common(max_new_tokens, gamma, sampling_kw):
-    if int(max_new_tokens) != max_new_tokens or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
-    if int(gamma) != gamma or gamma < 0:
-        raise ValueError(f"gamma must be an integer >= 0, got {gamma!r}")
+    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("gamma", gamma, 0)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return Sampling(**sampling_kw)
+
+
+def _device(model) -> torch.device:
+    return torch.device(getattr(model, "device", None) or "cpu")
+
+
+class _Clock:
+    """Phase timer: CUDA events on a GPU (read after the step's one sync), perf_counter on CPU."""
+
+    def __init__(self, device: torch.device):
+        self.cuda = device.type == "cuda"
+        self.marks = []
+
+    def mark(self):
+        if self.cuda:
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            self.marks.append(e)
+        else:
+            self.marks.append(time.perf_counter())
+
+    def seconds(self) -> list:
+        """Seconds between consecutive marks (call after the host has synchronised)."""
+        if self.cuda:
+            return [a.elapsed_time(b) / 1e3 for a, b in zip(self.marks, self.marks[1:])]
+        return [b - a for a, b in zip(self.marks, self.marks[1:])]
 
 
 class SpeculativeEngine:
@@ -177,15 +205,16 @@ class SpeculativeEngine:
 
     The hooks (`residual`, `bonus_dist`, `rollback`, `target_row`) are the places where
     known bugs live; tests subclass the engine to plant them and check they are caught.
+    They receive torch tensors on the target's device.
     """
 
-    def residual(self, p_k: np.ndarray, q_k: np.ndarray) -> np.ndarray:
-        """Replacement distribution after a rejection at a position with target p_k, draft q_k."""
-        r = np.maximum(p_k - q_k, 0.0)
-        z = r.sum()
-        return r / z if z > 0 else p_k
+    top_n = TOP_N  # top tokens of p and q recorded per emitted position (0: none)
 
-    def bonus_dist(self, p_rows: np.ndarray, gamma: int) -> np.ndarray | None:
+    def residual(self, p_rows: torch.Tensor, q_rows: torch.Tensor) -> torch.Tensor:
+        """(γ, V) replacement distributions after a rejection at each position: (p - q)+ / Z."""
+        return residual_rows(p_rows, q_rows)
+
+    def bonus_dist(self, p_rows: torch.Tensor, gamma: int) -> torch.Tensor | None:
         """Distribution of the extra token after all γ drafts pass (None: no bonus)."""
         return p_rows[gamma]
 
@@ -201,24 +230,24 @@ class SpeculativeEngine:
             session.next_logits = next_logits
 
     def generate(self, pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None,
-                 seed=None, on_step=None, threads=1, stop_at_eos=False) -> GenerationResult:
+                 seed=None, on_step=None, threads=1, stop_at_eos=False, chat="auto") -> GenerationResult:
         s = _check_common(max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p))
-        ids = _prompt_ids(pair, prompt)
-        for m in (pair.target, pair.draft):
-            if max(ids) >= m.vocab_size or min(ids) < 0:
-                raise ValueError(f"prompt token id {max(ids)} is outside {m.name}'s vocabulary of {m.vocab_size}")
-        _check_room((pair.target, pair.draft), len(ids), max_new_tokens, gamma)
-        rng = np.random.default_rng(seed)
+        ids = _prompt_ids(pair, prompt, chat)
+        _check_ids_in_vocab(ids, (pair.target, pair.draft))
+        _check_room((pair.target, pair.draft), len(ids), max_new_tokens)
+        gen_t = make_generator(seed, _device(pair.target))
+        gen_d = gen_t if _device(pair.draft) == _device(pair.target) else make_generator(
+            int(torch.randint(2 ** 62, (1,), generator=gen_t, device=_device(pair.target))), _device(pair.draft))
         eos = getattr(getattr(pair, "tokenizer", None), "eos_token_id", None) if stop_at_eos else None
-        result = GenerationResult(list(ids), [], gamma=int(gamma))
+        result = GenerationResult(list(ids), [], gamma=int(gamma), tokenizer=getattr(pair, "tokenizer", None))
         t_start = time.perf_counter()
-        with torch_threads(threads):
+        with torch_threads(threads), torch.inference_mode():
             T = pair.target.session(ids)
             D = pair.draft.session(ids)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
-                rec = self._step(T, D, seq, s, min(gamma, max_new_tokens - len(result.new_ids) - 1), rng,
-                                 len(result.steps), len(result.new_ids))
+                g = min(gamma, max_new_tokens - len(result.new_ids) - 1)
+                rec = self._step(T, D, seq, s, g, gen_t, gen_d, len(result.steps), len(result.new_ids))
                 emitted = rec.emitted
                 seq += emitted
                 result.new_ids += emitted
@@ -227,67 +256,95 @@ class SpeculativeEngine:
                     result.stopped = True
                     break
                 if eos is not None and eos in emitted:
-                    cut = result.new_ids.index(eos) + 1
-                    result.new_ids = result.new_ids[:cut]
+                    result.new_ids = result.new_ids[: result.new_ids.index(eos) + 1]
                     break
         result.seconds = time.perf_counter() - t_start
         result.text = _decode(pair, result.new_ids)
         return result
 
-    def _step(self, T, D, seq, s: Sampling, g: int, rng, index: int, start: int) -> StepRecord:
-        n = len(seq)
-        t0 = time.perf_counter()
-        # --- draft g tokens autoregressively from q
-        pend_d = seq[D.length:]
-        if pend_d:
-            D.feed(pend_d)
-        d_logits = [D.next_logits]
+    def _draft(self, D, seq, s: Sampling, g: int, gen):
+        """Up to g draft tokens from q: ((γ',) ids on the device, (γ', V) q rows, logits after each prefix)."""
+        pend = seq[D.length:]
+        if pend:
+            D.feed(pend)
+        d_logits = [D.next_logits]  # d_logits[j]: the draft's logits after seq + drafts[:j]
         drafts, q_rows = [], []
         for j in range(g):
-            q_j = process_logits(d_logits[j], s)[0]
-            x = int(categorical(q_j, 1, rng)[0])
+            if d_logits[j] is None:  # no proposal (e.g. prompt lookup without a match)
+                break
+            q_j = process_probs(d_logits[j], s)  # (1, V)
+            x = categorical_torch(q_j, gen)  # (1,) stays on the device
             drafts.append(x)
             q_rows.append(q_j)
             if j < g - 1:
-                d_logits.append(D.feed([x])[0])
-        t1 = time.perf_counter()
+                D.feed(x)
+                d_logits.append(D.next_logits)
+        return drafts, q_rows, d_logits
+
+    def _step(self, T, D, seq, s: Sampling, g: int, gen_t, gen_d, index: int, start: int) -> StepRecord:
+        n = len(seq)
+        dev = _device(T.model)
+        clock = _Clock(dev)
+        clock.mark()
+        drafts, q_rows, d_logits = self._draft(D, seq, s, g, gen_d)
+        g = len(drafts)
+        clock.mark()
         # --- verify: one target forward over the pending tokens and all drafts
-        pend_t = seq[T.length:]
+        pend_t = torch.tensor(seq[T.length:], dtype=torch.long, device=dev)
+        x = torch.cat([d.to(dev) for d in drafts]) if drafts else pend_t[:0]  # (γ,)
         before = T.next_logits
-        rows = T.feed(pend_t + drafts)
-        all_rows = torch.cat([before[None], rows], dim=0)  # all_rows[i]: logits after token T.length_old - 1 + i
+        feed = torch.cat([pend_t, x])
+        rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
+        all_rows = torch.cat([before[None], rows], dim=0)  # all_rows[i]: logits after T.length_old - 1 + i tokens
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
-        P = process_logits(all_rows[base: base + g + 1], s)  # (g+1, V)
-        k = 0
-        for j in range(g):
-            x = drafts[j]
-            p_x, q_x = P[self.target_row(j)][x], q_rows[j][x]
-            if rng.random() * q_x < p_x:  # accept with probability min(1, p/q)
-                k += 1
-            else:
-                break
-        if k < g:
-            token = int(categorical(self.residual(P[k], q_rows[k]), 1, rng)[0])
-            kind = "resampled"
-        else:
-            bonus = self.bonus_dist(P, g) if g > 0 else P[0]
-            token = int(categorical(bonus, 1, rng)[0]) if bonus is not None else None
-            kind = "bonus" if g > 0 else "target"
+        P = process_probs(all_rows[base: base + g + 1], s)  # (γ+1, V)
+        V = P.shape[-1]
+        Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
+        P_sel = P[[self.target_row(j) for j in range(g)]]  # (γ, V)
+        bonus = self.bonus_dist(P, g) if g > 0 else P[0]
+        verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
+        # --- the one host synchronisation of this step
+        top_n = min(self.top_n, V)
+        parts = [x, verdict.accepted[None], verdict.token[None], P[:g].gather(-1, x[:, None])[:, 0],
+                 Q.gather(-1, x[:, None])[:, 0], torch.minimum(P[:g], Q).sum(-1),
+                 torch.isfinite(P).all()[None]]
+        if top_n:
+            tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
+            parts += [tp.indices, tp.values, tq.indices, tq.values]
+        host = np.array(torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist())  # the one read
+        drafted = host[:g].astype(np.int64).tolist()
+        k, token = int(host[g]), int(host[g + 1])
+        p_x, q_x, alphas = host[g + 2: 2 * g + 2], host[2 * g + 2: 3 * g + 2], host[3 * g + 2: 4 * g + 2]
+        if not host[4 * g + 2]:
+            raise RuntimeError(f"the target's probabilities contain NaN or inf at verify step {index} (after "
+                               f"{start} generated tokens): the model produced non-finite logits")
+        top_p, top_q = [], []
+        if top_n:
+            o = 4 * g + 3
+            ti, tv = host[o: o + (g + 1) * top_n].reshape(g + 1, top_n), host[o + (g + 1) * top_n: o + 2 * (g + 1) * top_n]
+            tv = tv.reshape(g + 1, top_n)
+            o += 2 * (g + 1) * top_n
+            qi = host[o: o + g * top_n].reshape(g, top_n)
+            qv = host[o + g * top_n: o + 2 * g * top_n].reshape(g, top_n)
+            top_p = [_pairs(ti[j], tv[j]) for j in range(k + 1)]
+            top_q = [_pairs(qi[j], qv[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else [])
         # --- roll both caches back to the accepted prefix
         self.rollback(T, n + k, all_rows[base + k])
         self.rollback(D, n + k, d_logits[k] if k < len(d_logits) else None)
-        t2 = time.perf_counter()
-        verified = min(k + 1, g)
-        rec = StepRecord(
-            index=index, start=start, drafted=drafts,
-            q_drafted=[float(q_rows[j][drafts[j]]) for j in range(g)],
-            p_drafted=[float(P[j][drafts[j]]) for j in range(g)],
-            accepted=k, token=token, kind=kind,
-            alphas=[float(np.minimum(P[j], q_rows[j]).sum()) for j in range(verified)],
-            top_p=[_top(P[j]) for j in range(k + 1)],
-            top_q=[_top(q_rows[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else []),
-            draft_s=t1 - t0, verify_s=t2 - t1)
-        return rec
+        clock.mark()
+        draft_s, verify_s = clock.seconds()
+        if g > 0:
+            kind = "bonus" if k == g else "resampled"
+        else:
+            kind = "target"
+        return StepRecord(
+            index=index, start=start, drafted=drafted, q_drafted=q_x.tolist(), p_drafted=p_x.tolist(),
+            accepted=k, token=None if token < 0 else token, kind=kind,
+            alphas=alphas[: min(k + 1, g)].tolist(), top_p=top_p, top_q=top_q, draft_s=draft_s, verify_s=verify_s)
+
+
+def _pairs(ids, probs) -> list:
+    return [(int(i), float(v)) for i, v in zip(ids, probs)]
 
 
 def _decode(pair, ids) -> str:
@@ -298,40 +355,52 @@ def _decode(pair, ids) -> str:
 
 
 def speculative_generate(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None,
-                         seed=None, on_step=None, threads=1, stop_at_eos=False) -> GenerationResult:
+                         seed=None, on_step=None, threads=1, stop_at_eos=False, chat="auto") -> GenerationResult:
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
-    `on_step(record)` is called after each verify step (return False to stop).
-    `threads` sets torch's CPU threads for the call (1 is fastest for batch-1 decoding).
+    `prompt` is text (encoded with the pair's tokenizer, through its chat template when it has
+    one and `chat` is "auto" or True) or a list of token ids. `on_step(record)` is called after
+    each verify step (return False to stop). `threads` sets torch's CPU threads for the call
+    (1 is fastest for batch-1 decoding). `seed`: int, numpy/torch Generator or None.
     """
     return SpeculativeEngine().generate(pair, prompt, max_new_tokens, gamma, temperature, top_k, top_p, seed,
-                                        on_step, threads, stop_at_eos)
+                                        on_step, threads, stop_at_eos, chat)
 
 
 def autoregressive_generate(model_or_pair, prompt, max_new_tokens=64, temperature=1.0, top_k=None, top_p=None,
-                            seed=None, threads=1, stop_at_eos=False, on_token=None) -> GenerationResult:
-    """Plain token-by-token sampling from the target (or from a single model) with the same processing."""
+                            seed=None, threads=1, stop_at_eos=False, on_token=None, chat="auto") -> GenerationResult:
+    """Plain token-by-token sampling from the target (or from a single model) with the same processing.
+
+    Tokens stay on the device while decoding; the host reads them once at the end (or every
+    token when `on_token` or `stop_at_eos` needs them).
+    """
     s = _check_common(max_new_tokens, 0, dict(temperature=temperature, top_k=top_k, top_p=top_p))
     model = getattr(model_or_pair, "target", model_or_pair)
-    ids = _prompt_ids(model_or_pair, prompt)
-    _check_room((model,), len(ids), max_new_tokens, 0)
-    rng = np.random.default_rng(seed)
-    eos = getattr(getattr(model_or_pair, "tokenizer", None), "eos_token_id", None) if stop_at_eos else None
-    result = GenerationResult(list(ids), [])
+    ids = _prompt_ids(model_or_pair, prompt, chat)
+    _check_ids_in_vocab(ids, (model,))
+    _check_room((model,), len(ids), max_new_tokens)
+    gen = make_generator(seed, _device(model))
+    tok = getattr(model_or_pair, "tokenizer", None)
+    eos = getattr(tok, "eos_token_id", None) if stop_at_eos else None
+    per_token = on_token is not None or eos is not None
+    result = GenerationResult(list(ids), [], tokenizer=tok)
+    out = []  # (1,) device tensors
     t0 = time.perf_counter()
-    with torch_threads(threads):
+    with torch_threads(threads), torch.inference_mode():
         sess = model.session(ids)
         for i in range(max_new_tokens):
-            p = process_logits(sess.next_logits, s)[0]
-            y = int(categorical(p, 1, rng)[0])
-            result.new_ids.append(y)
-            if on_token is not None and on_token(y) is False:
-                result.stopped = True
-                break
-            if y == eos:
-                break
+            y = categorical_torch(process_probs(sess.next_logits, s), gen)  # (1,)
+            out.append(y)
+            if per_token:
+                y_id = int(y)
+                if on_token is not None and on_token(y_id) is False:
+                    result.stopped = True
+                    break
+                if y_id == eos:
+                    break
             if i < max_new_tokens - 1:
-                sess.feed([y])
+                sess.feed(y)
+        result.new_ids = torch.cat(out).tolist() if out else []
     result.seconds = time.perf_counter() - t0
     result.text = _decode(model_or_pair, result.new_ids)
     return result

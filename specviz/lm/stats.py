@@ -46,6 +46,50 @@ class SpecStats:
     verify_step_s: float  # mean seconds per verify step
     expected_tokens_per_step: float  # theory at the measured α
 
+    def __repr__(self) -> str:
+        return (f"SpecStats(γ={self.gamma}, {self.steps} verify steps, acceptance rate {self.acceptance_rate:.3f}, "
+                f"mean acceptance length {self.mean_acceptance_length:.2f}, α={self.alpha:.3f}, "
+                f"{self.tokens_per_second:.1f} tokens/s)")
+
+    def to_dict(self) -> dict:
+        """JSON-ready figures, named as vLLM names them (arrays as lists, NaN as None)."""
+        def num(v):
+            v = float(v)
+            return v if np.isfinite(v) else None
+
+        return {"gamma": self.gamma, "verify_steps": self.steps, "drafted_tokens": self.drafted,
+                "accepted_tokens": self.accepted, "generated_tokens": self.generated,
+                "acceptance_rate": num(self.acceptance_rate),
+                "mean_acceptance_length": num(self.mean_acceptance_length),
+                "per_position_acceptance": [num(v) for v in self.per_position],
+                "per_position_acceptance_conditional": [num(v) for v in self.per_position_conditional],
+                "accepted_length_histogram": [int(v) for v in self.accepted_hist],
+                "alpha": num(self.alpha), "seconds": num(self.seconds),
+                "tokens_per_second": num(self.tokens_per_second),
+                "draft_token_seconds": num(self.draft_token_s), "verify_step_seconds": num(self.verify_step_s),
+                "expected_tokens_per_step": num(self.expected_tokens_per_step)}
+
+    def _repr_html_(self) -> str:
+        d = self.to_dict()
+
+        def fmt(v):
+            if v is None:
+                return "—"
+            if isinstance(v, list):
+                return ", ".join(fmt(x) for x in v)
+            return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+        rows = [("γ", d["gamma"]), ("verify steps", d["verify_steps"]),
+                ("acceptance rate (accepted / drafted)", d["acceptance_rate"]),
+                ("mean acceptance length (tokens per step)", d["mean_acceptance_length"]),
+                ("α = E[Σ min(p, q)]", d["alpha"]),
+                ("per-position acceptance", d["per_position_acceptance"]),
+                ("accepted-length histogram (k = 0..γ)", d["accepted_length_histogram"]),
+                ("tokens/s", d["tokens_per_second"])]
+        body = "".join(f"<tr><td style='text-align:left'>{k}</td><td style='text-align:left'>{fmt(v)}</td></tr>"
+                       for k, v in rows)
+        return f"<table><thead><tr><th>statistic</th><th>value</th></tr></thead><tbody>{body}</tbody></table>"
+
     def bound(self, c: float) -> float:
         """Textbook speedup (1 - α^(γ+1)) / ((1 - α)(γ c + 1)) at cost ratio c."""
         return speedup(min(self.alpha, 1.0), self.gamma, c)

@@ -1,0 +1,147 @@
+"""What a generation returns: one record per verify step, and the whole run (short repr, HTML, dict).
+
+>>> r = GenerationResult([5], [7, 8], steps=[StepRecord(0, 0, [7], [0.5], [0.6], 1, 8, "bonus", [0.9], [], [],
+...                                                   0.001, 0.002)], seconds=0.5, gamma=1)
+>>> r
+GenerationResult(2 new tokens, γ=1, 1 verify steps, 4.0 tokens/s, text='')
+>>> r.fates(), r.to_dict()["fates"]
+(['accepted', 'bonus'], ['accepted', 'bonus'])
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+FATES = ("accepted", "resampled", "bonus", "target")
+FATE_COLORS = {
+    "accepted": "#1f77b4",  # blue: a draft token the target kept (the min(p, q) part)
+    "resampled": "#2ca02c",  # green: drawn from (p - q)+ after a rejection
+    "bonus": "#e377c2",  # pink: the extra token from p when all γ drafts pass
+    "target": "#d62728",  # red: a plain draw from the target (autoregressive / γ = 0)
+}
+"""Colour of each token fate, matching the money diagram (blue overlap, green residual)."""
+FATE_LABELS = {
+    "accepted": "accepted draft",
+    "resampled": "resampled after a rejection",
+    "bonus": "bonus token (all γ drafts accepted)",
+    "target": "plain target draw",
+}
+
+
+@dataclass
+class StepRecord:
+    """What happened in one verify step."""
+
+    index: int  # verify step number, from 0
+    start: int  # number of tokens generated before this step
+    drafted: list  # γ drafted token ids
+    q_drafted: list  # q(x_j) of each drafted token
+    p_drafted: list  # p(x_j) of each drafted token
+    accepted: int  # how many drafts were kept (0..γ)
+    token: int | None  # the replacement (after a rejection) or bonus token; None if bonus_dist gave none
+    kind: str  # "resampled", "bonus" (all γ accepted) or "target" (γ = 0: a plain target step)
+    alphas: list  # sum_x min(p, q) at every verified position
+    top_p: list  # per emitted position: [(id, p)] top tokens of p
+    top_q: list  # per emitted position: [(id, q)] top tokens of q ([] for the bonus position)
+    draft_s: float  # seconds spent drafting
+    verify_s: float  # seconds in the target's verify forward and the accept/reject logic
+
+    @property
+    def gamma(self) -> int:
+        return len(self.drafted)
+
+    @property
+    def emitted(self) -> list:
+        return list(self.drafted[: self.accepted]) + ([] if self.token is None else [self.token])
+
+    @property
+    def n_emitted(self) -> int:
+        return self.accepted + (self.token is not None)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready fields of this step."""
+        return {"index": self.index, "start": self.start, "drafted": list(self.drafted),
+                "accepted": self.accepted, "token": self.token, "kind": self.kind,
+                "p_drafted": list(self.p_drafted), "q_drafted": list(self.q_drafted), "alphas": list(self.alphas),
+                "draft_s": self.draft_s, "verify_s": self.verify_s}
+
+
+@dataclass(repr=False)
+class GenerationResult:
+    """Output of one generation: ids, text, and (for speculative runs) a record per verify step."""
+
+    prompt_ids: list
+    new_ids: list
+    text: str = ""
+    steps: list = field(default_factory=list)
+    seconds: float = 0.0
+    gamma: int = 0
+    stopped: bool = False  # True when on_step asked to stop
+    tokenizer: object = None  # for _repr_html_ (not part of to_dict)
+
+    @property
+    def ids(self) -> list:
+        return self.prompt_ids + self.new_ids
+
+    @property
+    def tokens_per_second(self) -> float:
+        return len(self.new_ids) / self.seconds if self.seconds > 0 else float("nan")
+
+    def fates(self) -> list:
+        """Per generated token: "accepted", "resampled", "bonus" or "target"."""
+        out = []
+        for s in self.steps:
+            out += ["accepted"] * s.accepted + ([] if s.token is None else [s.kind])
+        if not self.steps:  # a plain autoregressive run
+            out = ["target"] * len(self.new_ids)
+        return out[: len(self.new_ids)]
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
+        kind = f"γ={self.gamma}, {len(self.steps)} verify steps" if self.steps else "autoregressive"
+        tps = self.tokens_per_second
+        return (f"GenerationResult({len(self.new_ids)} new tokens, {kind}, "
+                f"{tps:.1f} tokens/s, text={text!r})" if math.isfinite(tps) else
+                f"GenerationResult({len(self.new_ids)} new tokens, {kind}, text={text!r})")
+
+    def to_dict(self, steps: bool = False) -> dict:
+        """Plain JSON-ready summary (the per-step records too with steps=True)."""
+        out = {"prompt_ids": list(self.prompt_ids), "new_ids": list(self.new_ids), "text": self.text,
+               "gamma": self.gamma, "seconds": self.seconds, "tokens_per_second": self.tokens_per_second,
+               "verify_steps": len(self.steps), "stopped": self.stopped, "fates": self.fates()}
+        if steps:
+            out["steps"] = [s.to_dict() for s in self.steps]
+        return out
+
+    def _repr_html_(self) -> str:
+        pieces = token_texts(self.tokenizer, self.prompt_ids, self.new_ids)
+        spans = []
+        for i, (fate, piece) in enumerate(zip(self.fates(), pieces)):
+            c = FATE_COLORS.get(fate, "#999999")
+            spans.append(f"<span title='#{i}: {html.escape(FATE_LABELS.get(fate, fate))}' "
+                         f"style='background:{c}33;border-bottom:2px solid {c}'>{html.escape(piece)}</span>")
+        legend = " ".join(f"<span style='border-bottom:3px solid {FATE_COLORS[f]}'>{FATE_LABELS[f]}</span>"
+                          for f in FATES if f in set(self.fates()))
+        return (f"<div style='font-size:12px'>{html.escape(repr(self))}<br>{legend}</div>"
+                "<div style='white-space:pre-wrap;font-family:monospace;border:1px solid #d0d7de;padding:6px'>"
+                + "".join(spans) + "</div>")
+
+
+def token_texts(tokenizer, prompt_ids, new_ids) -> list:
+    """The text each of `new_ids` adds after `prompt_ids` (prefix decoding; ids as text without a tokenizer)."""
+    if tokenizer is None:
+        return [f"{int(t)} " for t in new_ids]
+
+    def dec(ids):
+        return tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    base, prev, out = dec(prompt_ids), "", []
+    for i in range(len(new_ids)):
+        full = dec(list(prompt_ids) + list(new_ids[: i + 1]))
+        cont = full[len(base):] if full.startswith(base) else dec(new_ids[: i + 1])
+        cont = cont.rstrip("\ufffd") if i < len(new_ids) - 1 else cont
+        out.append(cont[len(prev):] if cont.startswith(prev) else cont)
+        prev = cont if cont.startswith(prev) else prev + out[-1]
+    return out
