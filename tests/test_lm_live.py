@@ -7,6 +7,7 @@ Hugging Face checkpoints (a byte-level tokenizer: partial UTF-8 and HTML-looking
 from __future__ import annotations
 
 import doctest
+import html
 import math
 import re
 import sys
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
-from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair
+from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
 from specviz.lm import figures as LF
 from specviz.lm import live as L
 from specviz.lm.stats import spec_stats
@@ -162,7 +164,7 @@ def test_greedy_run_and_settings_reach_the_engine(ngram_pair):
     r = app.generate(blocking=True)
     assert r is not None and r.gamma == 2
     assert set(r.fates()) <= {"accepted", "resampled", "bonus"}
-    assert app._run["kw"] == dict(temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, seed=0)
+    assert app.current_run.kw == dict(temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, seed=0)
 
 
 # ----------------------------------------------------------------------------- one token up close
@@ -247,9 +249,201 @@ def test_figure_builders_match_their_patches(ngram_pair):
     assert [t.meta for t in fig.data] == ["sweep_measured", "sweep_bound", "sweep_predicted", "break_even"]
     assert "best measured γ = 2" in fig.layout.title.subtitle.text
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
-    for mod in (LF, L):
+    from specviz.lm import closeup, live_controls, live_jobs, live_render, payoff
+
+    for mod in (LF, L, live_controls, live_render, live_jobs, closeup, payoff):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-        assert res.attempted > 0 and res.failed == 0
+        assert res.attempted > 0 and res.failed == 0, mod.__name__
+
+
+# ----------------------------------------------------------------------------- a pair on a (fake) CUDA device
+# No GPU here, so the models' logits are CPU tensors that behave like CUDA ones where host code can go
+# wrong: `.device` says cuda:0, `.numpy()` / `np.asarray` raise as they do on a GPU, and an operation
+# mixing them with a CPU tensor of one or more dimensions raises "Expected all tensors to be on the same
+# device". Tensors that code allocates with device=cuda (torch.tensor, torch.full, torch.arange,
+# torch.rand, generators, CUDA events) are made on the CPU and marked the same way, so an engine that
+# keeps its work on the device runs. `.cpu()` / `.to("cpu")` give plain host tensors.
+
+CUDA0 = torch.device("cuda", 0)
+_SAME_DEVICE_EXEMPT = {"__getitem__", "__setitem__", "copy_", "to", "cpu"}
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flat(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _flat(y)
+    else:
+        yield x
+
+
+def _is_cuda(spec) -> bool:
+    return isinstance(spec, (str, torch.device)) and torch.device(spec).type == "cuda"
+
+
+def _is_cpu(spec) -> bool:
+    return isinstance(spec, (str, torch.device)) and torch.device(spec).type == "cpu"
+
+
+class FakeCudaTensor(torch.Tensor):
+    """A CPU tensor that reports cuda:0 and refuses what a CUDA tensor refuses (see above)."""
+
+    @property
+    def device(self):
+        return CUDA0
+
+    @property
+    def is_cuda(self):
+        return True
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        if name in ("numpy", "__array__"):
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        if name not in _SAME_DEVICE_EXEMPT and any(
+                type(t) is torch.Tensor and t.dim() > 0 for t in _flat((args, kwargs))):
+            raise RuntimeError(f"{name}: Expected all tensors to be on the same device, but found at least two "
+                               "devices, cuda:0 and cpu!")
+        to_host = name == "cpu" or (name == "to" and (any(_is_cpu(a) for a in args[1:])
+                                                      or _is_cpu(kwargs.get("device"))))
+        if name == "to":  # .to(cuda) stays here, marked
+            args = tuple("cpu" if _is_cuda(a) else a for a in args)
+            if _is_cuda(kwargs.get("device")):
+                kwargs["device"] = "cpu"
+        if name == "cuda":
+            return args[0]
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*args, **kwargs)
+        return _unmark(out) if to_host else _mark(out)
+
+
+def _mark(out):
+    if isinstance(out, torch.Tensor) and not isinstance(out, FakeCudaTensor):
+        return out.as_subclass(FakeCudaTensor)
+    if type(out) in (tuple, list):
+        return type(out)(_mark(o) for o in out)
+    if isinstance(out, tuple):  # torch.return_types (topk, sort, ...)
+        return type(out)([_mark(o) for o in out])
+    return out
+
+
+def _unmark(out):
+    return out.as_subclass(torch.Tensor) if isinstance(out, torch.Tensor) else out
+
+
+class _HostGenerator(torch.Generator):
+    """torch.Generator(device="cuda") made on the CPU (torch.rand(device=cuda) is made there too)."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu")
+
+    def __init__(self, device="cpu"):
+        pass
+
+
+class _FakeCudaEvent:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end) -> float:
+        return (end.t - self.t) * 1e3
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """Allocations with device=cuda land on the CPU as FakeCudaTensor (for the test's duration)."""
+    def factory(orig):
+        def make(*args, **kwargs):
+            if _is_cuda(kwargs.get("device")):
+                kwargs["device"] = "cpu"
+                return _mark(orig(*args, **kwargs))
+            return orig(*args, **kwargs)
+        return make
+
+    for name in ("tensor", "as_tensor", "full", "zeros", "ones", "empty", "arange", "rand", "randn", "randint",
+                 "linspace"):
+        monkeypatch.setattr(torch, name, factory(getattr(torch, name)))
+    monkeypatch.setattr(torch, "Generator", _HostGenerator)
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    return FakeCudaTensor
+
+
+class CudaNGram(NGramModel):
+    """An n-gram model whose logits come back as (fake) CUDA tensors."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.device = CUDA0
+        self._logits = self._logits.as_subclass(FakeCudaTensor)
+
+
+def _cuda_twin(pair):
+    t, d = pair.target, pair.draft
+    return Pair(CudaNGram(t.table, name=t.name), CudaNGram(d.table, name=d.name), device="cuda")
+
+
+def test_fake_cuda_tensors_refuse_what_cuda_tensors_refuse(fake_cuda):
+    x = CudaNGram(np.full((3, 3), 1 / 3)).session([0]).next_logits
+    assert x.device.type == "cuda" and isinstance(x * 2, fake_cuda)
+    with pytest.raises(TypeError, match="cuda"):
+        x.numpy()
+    with pytest.raises(TypeError, match="cuda"):
+        np.asarray(x)
+    with pytest.raises(RuntimeError, match="same device"):
+        x[None] < torch.arange(3)[None]  # a host tensor made without device=
+    assert type(x.cpu()) is torch.Tensor and type(x.to("cpu", torch.float64)) is torch.Tensor
+    assert isinstance(torch.arange(3, device=x.device), fake_cuda) and x.cpu().numpy().shape == (3,)
+
+
+SAMPLING = dict(temperature=0.8, top_k=6, top_p=0.9)
+
+
+def test_token_closeup_of_a_cuda_pair_is_exact(fake_cuda):
+    """The close-up recomputes p and q from CUDA logits (top-k and top-p too): same numbers as on the CPU."""
+    cpu = _pair()
+    cuda = _cuda_twin(cpu)
+    r = speculative_generate(cpu, [0, 1], 40, 3, seed=2, **SAMPLING)
+    for i, fate in enumerate(r.fates()):
+        host, dev = L.token_closeup(cpu, r, i, **SAMPLING), L.token_closeup(cuda, r, i, **SAMPLING)
+        assert host["exact"] and dev["exact"], (i, fate)
+        assert dev["ids"] == host["ids"] and np.allclose(dev["p"], host["p"], atol=1e-12)
+        assert (dev["q"] is None) == (host["q"] is None)
+        if host["q"] is not None:
+            assert np.allclose(dev["q"], host["q"], atol=1e-12)
+    # the figure helpers take distributions straight from the device, too
+    p_dev = torch.softmax(cuda.target.session([0]).next_logits, -1)
+    assert isinstance(p_dev, fake_cuda)
+    ids, p_vec, q_vec = LF.with_other([2, 0], p_dev, p_dev)
+    assert np.allclose(p_vec[:2], cpu.target.probs_for([0])[ids]) and np.allclose(p_vec, q_vec)
+    assert np.allclose(LF.host_array(p_dev), cpu.target.probs_for([0]))
+
+
+def test_live_view_with_a_cuda_pair(fake_cuda):
+    """Generate, the baseline, the token close-up and the γ sweep on a CUDA pair: no error, the device shown."""
+    pair = _cuda_twin(_pair())
+    app = L.live_app(pair, prompt="0 1", gamma=3, max_new_tokens=40, seed=4, ar_baseline=True, **SAMPLING)
+    assert "cuda" in app.pair_info.value
+    r = app.generate(blocking=True)
+    assert r is not None, app.message_text
+    assert app.message_text == "" and app.ar_result is not None
+    assert len(_spans(app)) == 40 and app.selected is not None and app.selected["exact"]
+    for i in range(0, 40, 7):
+        sel = app.select_token(i)
+        assert sel is not None and sel["exact"], app.message_text
+    data = app.gamma_sweep(blocking=True, gammas=(1, 2))
+    assert data is not None and data["gammas"] == [1, 2], app.message_text
 
 
 # ----------------------------------------------------------------------------- stop, busy, errors
@@ -278,7 +472,7 @@ def test_stop_button_while_running_in_the_background():
     assert "busy" in app.message_text
     sel = app.select_token(0)  # picking a token while it runs works
     assert sel is not None and sel["position"] == 0, app.message_text
-    n_before = len(app._run["steps"])
+    n_before = len(app.current_run.steps)
     app.stop_button.click()
     assert app.wait(5)
     r = app.result
@@ -320,7 +514,7 @@ def test_context_too_long_is_a_message(hf_folders):
     assert app.pair is not None, app.message_text
     assert app.max_new_tokens.max == 128 - 16
     assert app.generate(blocking=True) is None
-    assert "does not fit" in app.message_text and "context of 128" in app.message_text
+    assert "context of 128" in app.message_text and "shorten the prompt" in app.message_text
     app.prompt.value = "Hi"
     assert app.generate(blocking=True) is not None and app.message_text == ""
 
@@ -336,7 +530,13 @@ def test_no_pair_loaded_is_a_message():
 
 
 def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
+    import transformers
+
+    bars_before = transformers.utils.logging.is_progress_bar_enabled()
     app = L.live_app(ngram_pair, prompt="0", max_new_tokens=40, ar_baseline=False)
+    seen = []  # (status, progress value, progress max, progress shown) while it runs
+    app.status.observe(lambda ch: seen.append((ch["new"], app.progress.value, app.progress.max,
+                                               app.progress.layout.display)), names="value")
     data = app.gamma_sweep(blocking=True)
     assert data is not None, app.message_text
     assert data["gammas"] == list(range(1, 9))
@@ -349,6 +549,82 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     for r, m in zip(data["results"], data["measured"]):
         assert m == pytest.approx(spec_stats(r).tokens_per_second / ar_tps)
     assert "γ sweep done" in app.status.value
+    # progress: the status says which run is going, the bar counts finished runs (baseline + 8)
+    running = [(v, n, mx, shown) for v, n, mx, shown in seen if "γ sweep:" in v]
+    assert [v for v, *_ in running] == (["<i>γ sweep: autoregressive baseline (0/8)…</i>"]
+                                        + [f"<i>γ sweep: γ = {g} ({g}/8)…</i>" for g in range(1, 9)])
+    assert [n for _, n, _, _ in running] == list(range(9)) and {mx for _, _, mx, _ in running} == {9}
+    assert {shown for *_, shown in running} == {None} and app.progress.layout.display == "none"
+    # Hugging Face's own progress bars are left as they were
+    assert transformers.utils.logging.is_progress_bar_enabled() == bars_before
+
+
+def test_gamma_sweep_stops_and_reports_progress_so_far():
+    pair = _pair(cls=SlowNGram)
+    app = L.live_app(pair, prompt="0", max_new_tokens=30, ar_baseline=False)
+    app.status.observe(lambda ch: app.stop() if "γ = 3 " in ch["new"] else None, names="value")
+    data = app.gamma_sweep(blocking=True)
+    assert data is not None and data["stopped"], app.message_text
+    assert data["gammas"] == [1, 2, 3]  # the run in flight finishes (its on_step stops it early)
+    assert "γ sweep stopped" in app.status.value and app.progress.layout.display == "none"
+
+
+# ----------------------------------------------------------------------------- when does speculation pay?
+
+
+def test_payoff_table_is_the_textbook_optimum():
+    from specviz.gamma import best_gamma, speedup
+    from specviz.lm.payoff import PayoffRow, break_even_cost, payoff_sentence, payoff_table
+
+    rows = payoff_table(0.8, (0.05, 0.25, 0.5), max_gamma=16)
+    assert rows == [PayoffRow(c, best_gamma(0.8, c, 16), speedup(0.8, best_gamma(0.8, c, 16), c))
+                    for c in (0.05, 0.25, 0.5)]
+    for alpha in (0.1, 0.45, 0.7, 0.95):
+        for r in payoff_table(alpha, np.linspace(0, 1, 41), max_gamma=32):
+            brute = max(speedup(alpha, g, r.c) for g in range(33))
+            assert r.speedup == pytest.approx(brute, rel=1e-12)
+            # speculation pays (best γ > 0) exactly while c < α
+            if abs(r.c - alpha) > 1e-9:
+                assert (r.best_gamma > 0) == (r.c < break_even_cost(alpha)), (alpha, r)
+    # the cheaper the draft, the larger the gain
+    gains = [r.speedup for r in payoff_table(0.7, (0.5, 0.25, 0.1, 0.05))]
+    assert gains == sorted(gains) and gains[0] < 1.2 < 2 < gains[-1]
+    text = payoff_sentence(0.62, 0.41)
+    assert "c < α" in text and "c = 0.41" in text and f"{payoff_table(0.62, [0.41])[0].speedup:.2f}×" in text
+    assert "no gain" in payoff_sentence(0.3, 0.5)
+    fig = LF.payoff_figure(0.7, [0.5, 0.05], ["costly", "cheap"])
+    assert [t.meta for t in fig.data] == ["best_speedup", "payoff_points", "break_even", "no_gain"]
+    pts = LF.trace_by_meta(fig, "payoff_points")
+    assert list(pts.y) == [r.speedup for r in payoff_table(0.7, [0.5, 0.05])] and pts.text[1].startswith("cheap: ")
+    curve = LF.trace_by_meta(fig, "best_speedup")
+    assert all(y == pytest.approx(1.0) for x, y in zip(curve.x, curve.y) if x >= 0.7)
+    assert all(y > 1 for x, y in zip(curve.x, curve.y) if x < 0.7 - 1e-9)
+    assert list(LF.trace_by_meta(fig, "break_even").x) == [0.7, 0.7]
+    for bad, exc in (((1.5,), ValueError), (("x",), TypeError), ((0.5, [-0.1]), ValueError),
+                     ((0.5, [0.1], 0), ValueError), ((0.5, [float("nan")]), ValueError)):
+        with pytest.raises(exc):
+            payoff_table(*bad)
+
+
+def test_live_view_says_when_speculation_pays(ngram_pair):
+    from specviz.lm.payoff import payoff_sentence
+    from specviz.lm.live_render import cost_ratio
+
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=60, seed=1, ar_baseline=False)
+    app.generate(blocking=True)
+    st = app.stats
+    assert html.unescape(app.payoff_html.value).count(payoff_sentence(st.alpha)) == 1  # no c before the baseline
+    assert "c needs the autoregressive baseline" in html.unescape(app.payoff_html.value)
+    app.run_baseline(blocking=True)
+    c = cost_ratio(st, app.ar_result)
+    assert c is not None and c == pytest.approx(st.draft_token_s / (app.ar_result.seconds / 60))
+    verify = st.verify_step_s / (app.ar_result.seconds / 60)
+    assert payoff_sentence(st.alpha, c, verify=verify) in html.unescape(app.payoff_html.value)
+    assert f"costs {verify:.2f}" in html.unescape(app.payoff_html.value) and "2211.17192" in app.payoff_html.value
+    title = next(a.text for a in app.figure.layout.annotations if a.name == "title:throughput")
+    assert "when does this pay?" in title and f"c = {c:.2f}" in title and f"α = {st.alpha:.2f}" in title
+    assert ("cheap enough" if c < st.alpha else "too costly") in title
+    assert f"verify step = {verify:.2f} target steps" in title
 
 
 @pytest.mark.skipif(not (BUNDLED_DIR / "target" / "config.json").exists(), reason="bundled pair not built yet")

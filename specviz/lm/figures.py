@@ -48,6 +48,19 @@ FATE_LABELS = {
 OTHER = "other"
 
 
+def host_array(values, dtype=np.float64) -> np.ndarray:
+    """Numbers as a NumPy array in host memory: a torch tensor on any device is copied to the CPU first.
+
+    `np.asarray` on a CUDA tensor raises (NumPy cannot read GPU memory), so every figure input that
+    may come from a model goes through here: `.detach().to("cpu", float64)`, then NumPy.
+    """
+    if hasattr(values, "detach") and hasattr(values, "to"):  # a torch tensor, wherever it lives
+        import torch
+
+        values = values.detach().to(device="cpu", dtype=torch.float64).numpy()
+    return np.asarray(values, dtype=dtype)
+
+
 def _nan_list(values) -> list:
     """Floats with NaN -> None (plotly draws a gap; JSON has no NaN)."""
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values]
@@ -258,6 +271,44 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
     return fig
 
 
+# ----------------------------------------------------------------------------- when does speculation pay?
+
+
+def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: int = 16, height: int = 400) -> go.Figure:
+    """The best textbook speed-up against the draft's cost ratio c, at acceptance α (`specviz.lm.payoff`).
+
+    Traces: "best_speedup" (the curve over c in [0, 1], each point at its best γ), "payoff_points"
+    (the costs `cs`, labelled with `labels` when given), "break_even" (c = α: to its right no γ pays)
+    and "no_gain" (speed-up 1).
+    """
+    from .payoff import payoff_table
+
+    grid = payoff_table(alpha, np.linspace(0.0, 1.0, 201), max_gamma)
+    pts = payoff_table(alpha, cs, max_gamma)
+    labels = list(labels) if labels is not None else [""] * len(pts)
+    text = [f"{lab + ': ' if lab else ''}{r.speedup:.2f}× (γ = {r.best_gamma})" for lab, r in zip(labels, pts)]
+    top = max(r.speedup for r in grid) * 1.12
+    order = sorted(range(len(pts)), key=lambda k: pts[k].c)  # neighbours' labels alternate above and below
+    where = {k: ("top right" if n % 2 == 0 else "bottom right") for n, k in enumerate(order)}
+    fig = go.Figure()
+    fig.add_scatter(x=[r.c for r in grid], y=[r.speedup for r in grid], mode="lines", name="best speed-up over γ",
+                    meta="best_speedup", line=dict(color=PALETTE["overlap"], width=3),
+                    customdata=[r.best_gamma for r in grid],
+                    hovertemplate="c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>")
+    fig.add_scatter(x=[r.c for r in pts], y=[r.speedup for r in pts], mode="markers+text", text=text,
+                    textposition=[where[k] for k in range(len(pts))], name="draft costs compared", meta="payoff_points",
+                    marker=dict(size=11, color=PALETTE["p"]), hovertemplate="c = %{x:.2f}: %{text}<extra></extra>")
+    fig.add_scatter(x=[alpha, alpha], y=[0, top], mode="lines", name="c = α: beyond it no γ pays", meta="break_even",
+                    line=dict(color=PALETTE["reference"], dash="dash", width=2), hoverinfo="skip")
+    fig.add_scatter(x=[0, 1], y=[1, 1], mode="lines", name="no speed-up", meta="no_gain", showlegend=False,
+                    line=dict(color="#999", width=1), hoverinfo="skip")
+    _base_layout(fig, f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
+                 "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..%d, against the draft's cost c" % max_gamma,
+                 height=height, xaxis=dict(title="c = draft step / target step", range=[0, 1]),
+                 yaxis=dict(title="speed-up over plain decoding", range=[0, top]))
+    return fig
+
+
 # ----------------------------------------------------------------------------- one position's p and q
 
 
@@ -311,7 +362,7 @@ def with_other(ids, p_full=None, q_full=None, top_p=(), top_q=()):
     """
     def values(full, top):
         if full is not None:
-            full = np.asarray(full, dtype=np.float64)
+            full = host_array(full).reshape(-1)
             return np.array([full[i] for i in ids], dtype=np.float64)
         d = {int(i): float(v) for i, v in top}
         return np.array([d.get(int(i), 0.0) for i in ids], dtype=np.float64)
@@ -492,7 +543,8 @@ def apply_live_patch(fig, panel: str, patch: dict) -> None:
 __all__ = [
     "FATES", "FATE_COLORS", "FATE_LABELS", "LIVE_PANELS", "OTHER", "accepted_hist_figure", "accepted_hist_patch",
     "apply_live_patch", "apply_patch", "live_figure", "position_money_patch",
-    "distinct_labels", "gamma_sweep_figure", "gamma_sweep_patch", "per_position_figure", "per_position_patch",
+    "distinct_labels", "gamma_sweep_figure", "host_array", "payoff_figure",
+    "gamma_sweep_patch", "per_position_figure", "per_position_patch",
     "position_money_diagram", "target_only_figure", "throughput_figure", "throughput_patch", "token_label",
     "top_union", "trace_by_meta", "with_other",
 ]

@@ -1,0 +1,152 @@
+"""One generated token up close: its real p and q as a money diagram, the bridge back to the toy proof.
+
+`token_closeup` finds the verify step that emitted a token and draws the target's p and
+the draft's q at that position over their top tokens (plus "other"), recomputing both
+exactly from the models when it can. Models may live on a GPU: their logits are copied to
+the host (`.detach().to("cpu", float64)`) before any NumPy sees them.
+
+>>> from specviz.lm import NGramModel, Pair, speculative_generate
+>>> pair = Pair(NGramModel.random(6, seed=0), NGramModel.random(6, seed=1))
+>>> r = speculative_generate(pair, [0], 20, 3, seed=0)
+>>> sel = token_closeup(pair, r, 0)
+>>> sel["exact"], sel["names"][-1], round(float(sel["p"].sum()), 12)
+(True, 'other', 1.0)
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import torch
+
+from ..standardize import Sampling
+from . import figures as LF
+from .engine import process_logits
+
+RECORDED_NOTE = " (values from the recorded top-8 lists; the rest is in “other”)"
+
+
+def host_logits(logits) -> torch.Tensor:
+    """A model's (V,) logits as a float64 tensor in host memory (they may live on a GPU)."""
+    if not isinstance(logits, torch.Tensor):
+        return torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    return logits.detach().to(device="cpu", dtype=torch.float64)
+
+
+def exact_distributions(pair, prefix, sampling: Sampling):
+    """(p, q): the target's and the draft's next-token distributions after `prefix`, as host float64 arrays.
+
+    One fresh session of each model over the prefix, with the run's temperature / top-k / top-p.
+    """
+    p = process_logits(host_logits(pair.target.session(prefix).next_logits), sampling)
+    q = process_logits(host_logits(pair.draft.session(prefix).next_logits), sampling)
+    return LF.host_array(p).reshape(-1), LF.host_array(q).reshape(-1)
+
+
+def step_of(result, i: int):
+    """The verify-step record that emitted generated token i (ValueError when there is none)."""
+    i = int(i)
+    if not 0 <= i < len(result.new_ids):
+        raise ValueError(f"token #{i} is outside the {len(result.new_ids)} generated tokens")
+    rec = next((s for s in result.steps if s.start <= i < s.start + s.n_emitted), None)
+    if rec is None:
+        raise ValueError(f"token #{i} has no verify step record")
+    return rec
+
+
+def default_token(steps, n_tokens: int) -> int | None:
+    """The token worth showing first: the rejection whose draft was most confident (largest q), else #0."""
+    if not n_tokens:
+        return None
+    rej = [(s.q_drafted[s.accepted], s.start + s.accepted) for s in steps
+           if s.kind == "resampled" and s.start + s.accepted < n_tokens]
+    return max(rej)[1] if rej else 0
+
+
+def _explain(fate, tok, drafted, token, pd, qd):
+    """(subtitle, explanation) of a drafted position: why the draft was kept or replaced."""
+    d, name = LF.token_label(tok, drafted), LF.token_label(tok, token)
+    keep = min(1.0, pd / qd) if qd > 0 else 1.0
+    if fate == "accepted":
+        sub = f"draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)"
+        explain = (f"The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
+                   f"with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q).")
+    else:
+        sub = (f"draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green "
+               "(p − q)⁺")
+        explain = (f"The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
+                   f"was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
+                   "drawn from the green residual (p − q)⁺ / Z.")
+    return sub, explain
+
+
+def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None, exact: bool = True) -> dict:
+    """Generated token i of a speculative run: its real p and q as a money diagram.
+
+    The tokens shown are the union of the recorded top-8 lists of p and q at that position
+    (plus the drafted and the emitted token), then "other" = 1 − Σ for each. With `exact`
+    the values come from fresh forward passes of both models over the prefix with the run's
+    sampling settings (the recorded lists only know their own tokens); if that fails, from
+    the recorded lists. A bonus token (no draft at that position) gets a p-only figure.
+
+    Returns a dict: figure, patch (`position_money_patch`, for `live_figure`), position,
+    token, fate ("accepted", "resampled", "bonus", "target"), step, offset (draft position
+    − 1), gamma, ids, names (with "other" last), p, q (None for a bonus token), top_p, top_q,
+    alpha (exact Σ min(p, q) there, recorded), exact, title, subtitle, explanation (a
+    sentence saying what happened).
+    """
+    i = int(i)
+    rec = step_of(result, i)
+    j = i - rec.start
+    tok = getattr(pair, "tokenizer", None)
+    token = int(result.new_ids[i])
+    fate = "accepted" if j < rec.accepted else rec.kind
+    tp = rec.top_p[j]
+    tq = rec.top_q[j] if j < len(rec.top_q) else []
+    drafted = int(rec.drafted[j]) if j < rec.gamma else None
+    p_full = q_full = None
+    if exact:
+        try:
+            prefix = list(result.prompt_ids) + list(result.new_ids[:i])
+            p_full, q_full = exact_distributions(pair, prefix, Sampling(temperature, top_k, top_p))
+        except Exception:  # noqa: BLE001 - fall back to the recorded top lists
+            p_full = q_full = None
+    name = LF.token_label(tok, token)
+    title = f"Token #{i} “{name}”: {LF.FATE_LABELS[fate]}"
+    if fate in ("bonus", "target") or not tq:
+        ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
+        names = LF.distinct_labels(tok, ids) + [LF.OTHER]
+        sub = ("all γ drafts passed: one more token drawn straight from the target's p"
+               if fate == "bonus" else "a plain draw from the target p")
+        explain = ("All γ drafts were accepted, so the target's distribution after them, computed in the same "
+                   "verify pass, gives one more token for free; the draft proposed nothing here."
+                   if fate == "bonus" else "A plain draw from the target p.")
+        fig = LF.target_only_figure(p_vec, names, title, sub)
+        q_vec = None
+    else:
+        ids, p_vec, q_vec = LF.with_other(LF.top_union(tp, tq, [drafted, token]), p_full, q_full, tp, tq)
+        names = LF.distinct_labels(tok, ids) + [LF.OTHER]
+        sub, explain = _explain(fate, tok, drafted, token, rec.p_drafted[j], rec.q_drafted[j])
+        fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
+    alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
+    patch = LF.position_money_patch(p_vec, q_vec, names, title, sub)
+    return dict(figure=fig, patch=patch, position=i, token=token, fate=fate, step=rec.index, offset=j,
+                gamma=rec.gamma, ids=ids, names=names, p=p_vec, q=q_vec, top_p=tp, top_q=tq, alpha=alpha,
+                exact=p_full is not None, title=title, subtitle=sub, explanation=explain)
+
+
+def closeup_info_html(sel: dict, tokenizer=None) -> str:
+    """The sentence under the token slider: which step and position, the fate, the exact acceptance probability."""
+    i, fate, alpha = sel["position"], sel["fate"], sel["alpha"]
+    alpha_txt = (f" · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
+                 "tail into “other”, so its Σ min can be a little larger)" if alpha is not None else "")
+    note = "" if sel["exact"] else RECORDED_NOTE
+    name = LF.token_label(tokenizer, sel["token"])
+    return (f"<div style='font-size:13px'>token #{i} “{html.escape(name)}” (id {sel['token']}) · "
+            f"verify step {sel['step']}, draft position {sel['offset'] + 1} of γ = {sel['gamma']}"
+            f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
+            f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>")
+
+
+__all__ = ["closeup_info_html", "default_token", "exact_distributions", "host_logits", "step_of", "token_closeup"]

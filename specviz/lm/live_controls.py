@@ -1,0 +1,140 @@
+"""The input half of the live view: which pair, the prompt, the sampling settings, the buttons, the status.
+
+`LiveControls` builds the widgets and reads them (`settings`); what the buttons do is wired
+by `specviz.lm.live.LiveApp`. `describe_pair_html` is the line under the pair selector.
+
+>>> c = LiveControls(prompt="0 1", top_k=0, top_p=1.0)
+>>> c.settings()
+{'temperature': 1.0, 'top_k': None, 'top_p': None, 'max_new_tokens': 200, 'seed': 0}
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from .live_jobs import sampling_settings
+
+LABEL_STYLE = {"description_width": "110px"}
+"""Label width shared by the live view's controls."""
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def describe_pair_html(pair) -> str:
+    """The pair line: both models, the vocabulary, the device, the context, a hint for a pair without tokenizer."""
+    try:
+        desc = pair.describe()
+    except Exception:  # noqa: BLE001 - a description must never fail
+        desc = f"target {getattr(pair.target, 'name', '?')}, draft {getattr(pair.draft, 'name', '?')}"
+    dev = getattr(pair, "device", "cpu")
+    tok = "" if getattr(pair, "tokenizer", None) is not None else \
+        " · <i>no tokenizer: type the prompt as token ids, e.g. 0 3 1</i>"
+    ctx = context_limit(pair)
+    ctx_txt = f" · context {ctx} tokens (prompt + new tokens + γ must fit)" if ctx else ""
+    return (f"<div style='font-size:13px'><b>pair:</b> {html.escape(desc)} · "
+            f"<b>device:</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
+            f"{html.escape(ctx_txt)}{tok}</div>")
+
+
+def context_limit(pair) -> int | None:
+    """The smaller context (max positions) of the two models, None when neither has one."""
+    ctx = [m.max_positions for m in (pair.target, pair.draft) if getattr(m, "max_positions", None)]
+    return min(ctx) if ctx else None
+
+
+class LiveControls:
+    """The live view's input widgets.
+
+    `target_text`, `draft_text`, `device`, `load_button`, `pair_info`, `prompt`, `gamma`,
+    `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
+    `ar_checkbox`, `generate_button`, `stop_button`, `baseline_button`, `sweep_button`,
+    `progress` (IntProgress, shown while a γ sweep runs), `status`.
+    """
+
+    WIDGETS = ("target_text", "draft_text", "device", "load_button", "pair_info", "prompt", "gamma", "temperature",
+               "top_k", "top_p", "max_new_tokens", "seed", "ar_checkbox", "generate_button", "stop_button",
+               "baseline_button", "sweep_button", "progress", "status")
+
+    def __init__(self, prompt: str = "ROMEO:\n", gamma: int = 4, temperature: float = 1.0, top_k: int = 0,
+                 top_p: float = 1.0, max_new_tokens: int = 200, seed: int = 0, target: str = "bundled",
+                 draft: str = "bundled", device: str = "auto", ar_baseline: bool = True):
+        lab = LABEL_STYLE
+        box = dict(placeholder="bundled, a folder, a .gguf file or a hub id", style=lab, layout=W.Layout(width="360px"))
+        self.target_text = W.Text(value=str(target), description="target", **box)
+        self.draft_text = W.Text(value=str(draft), description="draft", **box)
+        self.device = W.Dropdown(options=list(DEVICES), value=device if device in DEVICES else "auto",
+                                 description="device", layout=W.Layout(width="180px"),
+                                 style={"description_width": "50px"})
+        self.load_button = W.Button(description="Load pair", layout=W.Layout(width="110px"),
+                                    tooltip="load the target and draft models named on the left")
+        self.pair_info = W.HTML("<i>no pair loaded</i>")
+        self.pair_info.add_class("specviz-pair-info")
+        self.prompt = W.Textarea(value=prompt, description="prompt", style=lab,
+                                 layout=W.Layout(width="640px", height="70px"))
+        self.gamma = W.IntSlider(value=int(gamma), min=1, max=8, description="γ (drafts/step)", style=lab,
+                                 continuous_update=False)
+        self.temperature = W.FloatSlider(value=float(temperature), min=0.0, max=2.0, step=0.05,
+                                         description="temperature", style=lab, continuous_update=False)
+        self.top_k = W.BoundedIntText(value=int(top_k or 0), min=0, max=10_000_000, description="top-k (0 = off)",
+                                      style=lab, layout=W.Layout(width="230px"))
+        self.top_p = W.FloatSlider(value=float(top_p if top_p is not None else 1.0), min=0.05, max=1.0, step=0.01,
+                                   description="top-p (1 = off)", style=lab, continuous_update=False)
+        self.max_new_tokens = W.BoundedIntText(value=int(max_new_tokens), min=1, max=4096,
+                                               description="max new tokens", style=lab, layout=W.Layout(width="230px"))
+        self.seed = W.IntText(value=int(seed), description="seed", style=lab, layout=W.Layout(width="230px"))
+        self.ar_checkbox = W.Checkbox(value=bool(ar_baseline), description="autoregressive baseline after each run",
+                                      indent=False, layout=W.Layout(width="320px"))
+        self.generate_button = W.Button(description="Generate", button_style="primary", layout=W.Layout(width="110px"))
+        self.stop_button = W.Button(description="Stop", button_style="danger", disabled=True,
+                                    layout=W.Layout(width="80px"), tooltip="stop after the current verify step")
+        self.baseline_button = W.Button(description="AR baseline", layout=W.Layout(width="120px"),
+                                        tooltip="plain autoregressive sampling from the target, same settings")
+        self.sweep_button = W.Button(description="γ sweep", layout=W.Layout(width="100px"),
+                                     tooltip="run γ = 1..8 on the prompt; plot measured speedup vs theory")
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
+        self.progress.add_class("specviz-live-progress")
+        self.status = W.HTML("")
+        self.status.add_class("specviz-status")
+
+    def rows(self) -> list:
+        """The controls laid out in rows, top to bottom."""
+        row = W.Layout(flex_flow="row wrap", align_items="center")
+        return [
+            W.HBox([W.VBox([self.target_text, self.draft_text]), self.device, self.load_button], layout=row),
+            self.pair_info,
+            self.prompt,
+            W.HBox([self.gamma, self.temperature, self.top_p], layout=row),
+            W.HBox([self.top_k, self.max_new_tokens, self.seed, self.ar_checkbox], layout=row),
+            W.HBox([self.generate_button, self.stop_button, self.baseline_button, self.sweep_button, self.progress,
+                    self.status], layout=row),
+        ]
+
+    def set_running(self, running: bool) -> None:
+        """Grey out everything that would start a job while one runs; Stop only then."""
+        for b in (self.generate_button, self.load_button, self.baseline_button, self.sweep_button):
+            b.disabled = running
+        self.stop_button.disabled = not running
+
+    def show_pair(self, pair) -> None:
+        """Describe a newly loaded pair and cap max new tokens by its context."""
+        ctx = context_limit(pair)
+        self.max_new_tokens.max = max(1, ctx - 16) if ctx else 4096  # clamps the value too
+        self.pair_info.value = describe_pair_html(pair)
+
+    def show_progress(self, done: int | None, total: int = 1) -> None:
+        """Show the progress bar at done/total, or hide it (done None)."""
+        if done is None:
+            self.progress.layout.display = "none"
+            return
+        self.progress.max, self.progress.value = max(1, int(total)), int(done)
+        self.progress.layout.display = None
+
+    def settings(self) -> dict:
+        """The engines' keyword arguments from the widgets (ValueError for an invalid combination)."""
+        return sampling_settings(self.temperature.value, self.top_k.value, self.top_p.value,
+                                 self.max_new_tokens.value, self.seed.value)
+
+
+__all__ = ["DEVICES", "LABEL_STYLE", "LiveControls", "context_limit", "describe_pair_html"]

@@ -1,0 +1,208 @@
+"""The background work of the live view: one job at a time in a thread, Stop, and the runs themselves.
+
+`JobRunner` runs one job (load, generate, baseline, γ sweep) in a daemon thread so the
+notebook stays responsive; `stop()` sets an event the jobs check after every verify step
+or token; errors become a message through the `on_error` callback (a lecture must never
+show a traceback). `LiveRun` is the state of the run being shown, shared with the drawing
+thread. `gamma_sweep_run` is the γ sweep as a plain function with a progress callback.
+
+>>> from specviz.lm import NGramModel, Pair
+>>> errors = []
+>>> jobs = JobRunner(on_error=errors.append)
+>>> jobs.start("sum", lambda: 1 + 1, blocking=True), jobs.busy
+(2, False)
+>>> jobs.start("bad", lambda: int("x"), blocking=True), errors
+(None, ["invalid literal for int() with base 10: 'x'"])
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..standardize import Sampling
+from .engine import GenerationResult, autoregressive_generate, speculative_generate
+from .live_render import PieceDecoder
+from .stats import spec_stats
+
+GAMMAS = tuple(range(1, 9))
+"""The γ values of the live view's sweep."""
+
+
+class JobRunner:
+    """At most one background job at a time, with a stop event, `wait` and error reporting.
+
+    Callbacks: `on_error(text)` for a failed job (ValueError: its message; anything else:
+    "TypeName: message"), `on_busy(running)` when a job starts and ends (e.g. to grey out
+    buttons). `start` refuses a second job while one runs, with an error message.
+    """
+
+    def __init__(self, on_error, on_busy=None, on_start=None):
+        self.on_error = on_error
+        self.on_busy = on_busy or (lambda running: None)
+        self.on_start = on_start or (lambda: None)
+        self.stop_event = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.current: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        """True while a job runs."""
+        return self.current is not None
+
+    def keep_going(self, *_) -> bool:
+        """False once stop was asked for (the engines' on_step / on_token callback)."""
+        return not self.stop_event.is_set()
+
+    def start(self, name: str, fn, blocking: bool):
+        """Run fn() in a background thread (joined when blocking: then fn's value, else None)."""
+        if self.current is not None:
+            self.on_error(f"busy ({self.current}): wait for it or press Stop first")
+            return None
+        self.current = name
+        self.stop_event.clear()
+        self.on_start()
+        self.on_busy(True)
+        box = {}
+
+        def target():
+            try:
+                box["value"] = fn()
+            except ValueError as e:
+                self.on_error(str(e))
+            except Exception as e:  # noqa: BLE001 - a lecture must never show a traceback
+                self.on_error(f"{type(e).__name__}: {e}")
+            finally:
+                self.current = None
+                self.on_busy(False)
+
+        t = threading.Thread(target=target, name=f"specviz-live-{name}", daemon=True)
+        self.thread = t
+        t.start()
+        if blocking:
+            t.join()
+            return box.get("value")
+        return None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the running job; True when nothing is running any more."""
+        t = self.thread
+        if t is not None:
+            t.join(timeout)
+        return not self.busy
+
+    def stop(self) -> None:
+        """Ask the running job to stop (the engines stop after the verify step in progress)."""
+        self.stop_event.set()
+
+
+@dataclass
+class LiveRun:
+    """The speculative run being shown: its inputs, the step records so far, and the result when done."""
+
+    pair: object
+    prompt_ids: list
+    kw: dict  # sampling settings and max_new_tokens, seed (the engines' keyword arguments)
+    gamma: int
+    steps: list = field(default_factory=list)
+    t0: float = field(default_factory=time.perf_counter)
+    result: GenerationResult | None = None
+    drawn_tps: float = 0.0  # when tokens/s and the table were last redrawn
+
+    def __post_init__(self):
+        self.tokenizer = getattr(self.pair, "tokenizer", None)
+        self.decoder = PieceDecoder(self.tokenizer, self.prompt_ids)
+
+    def partial(self) -> GenerationResult:
+        """The result so far (the steps recorded up to now), or the final result once there is one."""
+        if self.result is not None:
+            return self.result
+        steps = list(self.steps)
+        new = [t for s in steps for t in s.emitted]
+        return GenerationResult(self.prompt_ids, new, steps=steps, seconds=time.perf_counter() - self.t0,
+                                gamma=self.gamma)
+
+
+def prompt_ids_for(pair, text: str) -> list:
+    """The prompt box's text as token ids: tokenized, or read as ids ("0 3 1") for a pair without tokenizer."""
+    tok = getattr(pair, "tokenizer", None)
+    if tok is None:
+        parts = text.replace(",", " ").split()
+        if not parts:
+            raise ValueError("the prompt is empty: this pair has no tokenizer, type token ids such as 0 3 1")
+        try:
+            ids = [int(s) for s in parts]
+        except ValueError:
+            raise ValueError(f"this pair has no tokenizer: type the prompt as token ids (e.g. 0 3 1), "
+                             f"not {text[:40]!r}") from None
+    else:
+        if not text:
+            raise ValueError("the prompt is empty: type at least one character")
+        ids = list(tok.encode(text, add_special_tokens=False))
+        if not ids:
+            raise ValueError("the prompt is empty after tokenization: type some text")
+    V = pair.target.vocab_size
+    bad = [i for i in ids if not 0 <= i < V]
+    if bad:
+        raise ValueError(f"prompt token id {bad[0]} is outside the vocabulary of {V} tokens")
+    return ids
+
+
+def sampling_settings(temperature, top_k, top_p, max_new_tokens, seed) -> dict:
+    """The engines' keyword arguments from the controls (top-k 0 and top-p 1 mean off), checked."""
+    top_k = int(top_k) or None
+    top_p = float(top_p)
+    s = dict(temperature=float(temperature), top_k=top_k, top_p=top_p if top_p < 1 else None,
+             max_new_tokens=int(max_new_tokens), seed=int(seed))
+    Sampling(s["temperature"], s["top_k"], s["top_p"])  # ValueError with a clear message
+    return s
+
+
+def warm_up(pair, ids, warmed: set) -> None:
+    """One tiny run per pair before anything is timed (first calls allocate and compile); ids in `warmed`."""
+    if id(pair) in warmed:
+        return
+    short = ids[-8:]
+    room = min(m.max_positions or 10**9 for m in (pair.target, pair.draft))
+    if len(short) + 4 < room:
+        speculative_generate(pair, short, 2, 1, seed=0)
+        autoregressive_generate(pair, short, 2, seed=0)
+    warmed.add(id(pair))
+
+
+def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on_progress=None) -> dict:
+    """Speculative decoding at each γ against one autoregressive baseline: measured speedup vs theory.
+
+    `on_progress(done, total, what, data)` is called before each run (what: "baseline" or the γ)
+    and once at the end (what None); `data` holds the points so far. Returns dict(gammas,
+    measured, bound, predicted, alpha, results, ar, stopped).
+    """
+    gammas = [int(g) for g in gammas]
+    total = len(gammas) + 1
+    progress = on_progress or (lambda *a: None)
+    data = dict(gammas=[], measured=[], bound=[], predicted=[], alpha=[], results=[], ar=None, stopped=False)
+    progress(0, total, "baseline", data)
+    ar = autoregressive_generate(pair, ids, on_token=keep_going, **kw)
+    if not ar.new_ids or ar.seconds <= 0:
+        raise ValueError("the autoregressive baseline produced no tokens")
+    data["ar"] = ar
+    t_t = ar.seconds / len(ar.new_ids)
+    for k, g in enumerate(gammas, start=1):
+        if not keep_going():
+            break
+        progress(k, total, g, data)
+        r = speculative_generate(pair, ids, gamma=g, on_step=keep_going, **kw)
+        st = spec_stats(r)
+        data["gammas"].append(g)
+        data["measured"].append(st.tokens_per_second / ar.tokens_per_second)
+        data["bound"].append(st.bound(st.draft_token_s / t_t))
+        data["predicted"].append(st.predicted_speedup(t_t))
+        data["alpha"].append(st.alpha)
+        data["results"].append(r)
+    data["stopped"] = not keep_going()
+    progress(len(data["gammas"]) + 1, total, None, data)
+    return data
+
+
+__all__ = ["GAMMAS", "JobRunner", "LiveRun", "gamma_sweep_run", "prompt_ids_for", "sampling_settings", "warm_up"]

@@ -1,0 +1,229 @@
+"""HTML of the live view: generated text coloured by each token's fate, the legend, the statistics table.
+
+Pure functions of results and statistics (no widgets, no threads), so a notebook can show
+a finished run the way the live view does (`fates_html`) and the live view can redraw from
+any thread.
+
+>>> from specviz.lm import NGramModel, Pair, speculative_generate
+>>> r = speculative_generate(Pair(NGramModel.random(5, seed=0), NGramModel.random(5, seed=1)), [0], 12, 3, seed=0)
+>>> fates_html(r, legend=False).count("class='specviz-tok ") == len(r.new_ids) == len(fates_of(r.steps))
+True
+>>> fmt_number(float("nan")), fmt_number(1.23456, ".2f", "×")
+('—', '1.23×')
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from . import figures as LF
+
+DIM_STYLE = "color:#57606a"
+"""CSS of secondary text (the prompt, notes)."""
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    """A '#rrggbb' colour as a CSS 'rgba(r,g,b,alpha)' string."""
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i: i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def fmt_number(v, spec=".3f", suffix="") -> str:
+    """A number for a table cell: formatted with `spec`, or '—' when it is None or not finite."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    return f"{v:{spec}}{suffix}"
+
+
+def html_table(rows, header=None) -> str:
+    """A compact HTML table of already formatted cells (the look of the other specviz apps' tables)."""
+    cell = "padding:2px 10px;text-align:right;border-bottom:1px solid #eee"
+    out = ["<table style='border-collapse:collapse;font-size:13px'>"]
+    if header:
+        out.append("<tr>" + "".join(f"<th style='{cell}'>{h}</th>" for h in header) + "</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in r) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def fates_of(steps) -> list:
+    """Per emitted token, from step records: "accepted", then the step's kind ("resampled"/"bonus"/"target")."""
+    out = []
+    for s in steps:
+        out += ["accepted"] * s.accepted + ([] if s.token is None else [s.kind])
+    return out
+
+
+class PieceDecoder:
+    """The text each generated token adds, decoded defensively.
+
+    Decodes the whole prefix (prompt + tokens so far) and takes the difference, so a
+    tokenizer that merges or re-spaces across tokens is handled; trailing U+FFFD (bytes of
+    a character not complete yet, e.g. from a byte-level model) are held back until a later
+    token completes the character, or shown as U+FFFD at the end (`finish`). Without a
+    tokenizer the "text" of a token is its id. The pieces always join to the decoded
+    continuation.
+    """
+
+    def __init__(self, tokenizer, prompt_ids):
+        self.tokenizer = tokenizer
+        self.prompt_ids = [int(t) for t in prompt_ids]
+        self.base = self.decode(self.prompt_ids) if tokenizer is not None else ""
+        self.stable = ""
+
+    def decode(self, ids) -> str:
+        """The tokenizer's text of `ids` (special tokens skipped, spacing untouched)."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    def prompt_text(self) -> str:
+        """The prompt as shown before the generated tokens (its ids when there is no tokenizer)."""
+        return self.base if self.tokenizer is not None else " ".join(map(str, self.prompt_ids)) + " "
+
+    def continuation(self, new_ids) -> str:
+        """The decoded text of `new_ids` after the prompt."""
+        full = self.decode(self.prompt_ids + list(new_ids))
+        if full.startswith(self.base):
+            return full[len(self.base):]
+        return self.decode(new_ids)  # a tokenizer that re-spaces across the boundary
+
+    def piece(self, new_ids, i: int) -> str:
+        """Text added by token i, given tokens new_ids[:i+1] (call for i = 0, 1, 2, ... in order)."""
+        if self.tokenizer is None:
+            return f"{int(new_ids[i])} "
+        stable = self.continuation(new_ids[: i + 1]).rstrip("\ufffd")
+        if stable.startswith(self.stable):
+            out = stable[len(self.stable):]
+        else:  # earlier text changed: show only what is new from the first difference
+            k = 0
+            while k < min(len(stable), len(self.stable)) and stable[k] == self.stable[k]:
+                k += 1
+            out = stable[k:]
+        self.stable = stable
+        return out
+
+    def finish(self, new_ids) -> str:
+        """Whatever the held-back bytes decode to at the very end ('' if nothing was held back)."""
+        if self.tokenizer is None or not new_ids:
+            return ""
+        rest = self.continuation(new_ids)
+        if rest.startswith(self.stable) and len(rest) > len(self.stable):
+            out = rest[len(self.stable):]
+            self.stable = rest
+            return out
+        return ""
+
+
+def token_pieces(tokenizer, prompt_ids, new_ids) -> list:
+    """The text each of `new_ids` adds after `prompt_ids` (see `PieceDecoder`)."""
+    dec = PieceDecoder(tokenizer, prompt_ids)
+    pieces = [dec.piece(new_ids, i) for i in range(len(new_ids))]
+    if pieces:
+        pieces[-1] += dec.finish(new_ids)
+    return pieces
+
+
+def token_span(i: int, fate: str, piece: str, selected: bool = False) -> str:
+    """One generated token as `<span class='specviz-tok specviz-tok-FATE'>`, coloured by its fate."""
+    c = LF.FATE_COLORS.get(fate, "#999999")
+    style = f"background:{rgba(c, 0.22)};border-bottom:2px solid {c}"
+    if not piece:  # a token that only carried part of a character: keep it visible
+        style += ";display:inline-block;min-width:4px;height:1em"
+    if selected:
+        style += ";outline:2px solid #24292f"
+    label = f"#{i}: {LF.FATE_LABELS.get(fate, fate)}"
+    return (f"<span class='specviz-tok specviz-tok-{fate}' data-pos='{i}' title='{html.escape(label)}' "
+            f"style='{style}'>{html.escape(piece)}</span>")
+
+
+def prompt_span(text: str) -> str:
+    """The prompt, in grey, before the coloured tokens."""
+    return f"<span class='specviz-prompt' style='{DIM_STYLE}'>{html.escape(text)}</span>"
+
+
+def text_box(inner: str) -> str:
+    """The framed, whitespace-preserving box the coloured text is shown in."""
+    return ("<div class='specviz-text' style='white-space:pre-wrap;font-family:DejaVu Sans Mono,monospace;"
+            "font-size:14px;line-height:1.7;border:1px solid #d0d7de;border-radius:6px;padding:8px;"
+            f"max-height:260px;overflow-y:auto'>{inner}</div>")
+
+
+def legend_html() -> str:
+    """The colour key of the three fates of a speculative token."""
+    items = " ".join(
+        f"<span style='background:{rgba(LF.FATE_COLORS[f], 0.22)};border-bottom:3px solid {LF.FATE_COLORS[f]};"
+        f"padding:0 4px'>{html.escape(LF.FATE_LABELS[f])}</span>" for f in ("accepted", "resampled", "bonus"))
+    return (f"<div style='font-size:12px;margin:2px 0'>{items} "
+            f"<span style='{DIM_STYLE}'>· grey: the prompt</span></div>")
+
+
+def fates_html(result, tokenizer=None, legend: bool = True) -> str:
+    """A finished speculative GenerationResult as HTML: the prompt in grey, each token coloured by its fate."""
+    pieces = token_pieces(tokenizer, result.prompt_ids, result.new_ids)
+    fates = result.fates()
+    prompt = PieceDecoder(tokenizer, result.prompt_ids).prompt_text()
+    body = prompt_span(prompt) + "".join(token_span(i, f, pc) for i, (f, pc) in enumerate(zip(fates, pieces)))
+    return (legend_html() if legend else "") + text_box(body)
+
+
+def target_token_seconds(ar_result) -> float | None:
+    """Seconds per token of an autoregressive run (the target's step time), None without one."""
+    if ar_result is None or not ar_result.new_ids or ar_result.seconds <= 0:
+        return None
+    return ar_result.seconds / len(ar_result.new_ids)
+
+
+def cost_ratio(stats, ar_result) -> float | None:
+    """c = the draft's time per token / the target's time per token (None until both are measured)."""
+    t_t = target_token_seconds(ar_result)
+    if stats is None or not t_t or not math.isfinite(stats.draft_token_s):
+        return None
+    return stats.draft_token_s / t_t
+
+
+def stats_table_html(stats, ar_result=None) -> str:
+    """"This run vs theory": the acceptance statistics and speeds of a run next to their formulas."""
+    if stats is None or not stats.steps:
+        return f"<i style='{DIM_STYLE}'>statistics appear here while generating</i>"
+    t_t = target_token_seconds(ar_result)
+    ar_tps = ar_result.tokens_per_second if ar_result is not None else None
+    c = cost_ratio(stats, ar_result)
+    rows = [
+        ["γ · verify steps · tokens", f"{stats.gamma} · {stats.steps} · {stats.generated}"],
+        ["draft acceptance rate (accepted / drafted)", fmt_number(stats.acceptance_rate)],
+        ["α = mean Σ min(p, q) over verified positions", fmt_number(stats.alpha)],
+        ["tokens per verify step: measured", fmt_number(stats.mean_acceptance_length)],
+        ["tokens per verify step: theory (1 − α^(γ+1)) / (1 − α)", fmt_number(stats.expected_tokens_per_step)],
+        ["speculative tokens/s", fmt_number(stats.tokens_per_second, ".1f")],
+        ["autoregressive tokens/s", fmt_number(ar_tps, ".1f")],
+        ["measured speedup", fmt_number(stats.tokens_per_second / ar_tps if ar_tps else None, ".2f", "×")],
+        ["cost ratio c = draft token / target token", fmt_number(c)],
+        ["textbook bound at c", fmt_number(stats.bound(c) if c is not None else None, ".2f", "×")],
+        ["cost-model prediction", fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
+        ["suggested γ (cost model)", str(stats.suggested_gamma(t_t)) if t_t else "—"],
+    ]
+    note = "" if t_t else (f"<div style='{DIM_STYLE};font-size:12px'>run the autoregressive baseline for "
+                           "tokens/s, c and the speedup predictions</div>")
+    return "<div style='padding:8px'><b>This run vs theory</b>" + html_table(rows) + note + "</div>"
+
+
+def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None) -> str:
+    """The status line of a run: progress while generating, the totals when done or stopped."""
+    if result is None:
+        return ""
+    n, steps = len(result.new_ids), len(result.steps)
+    tps = fmt_number(result.tokens_per_second, ".0f")
+    if not final:
+        return f"<i>generating… {n}/{max_new_tokens} tokens, {steps} verify steps, {tps} tokens/s</i>"
+    what = "stopped" if result.stopped else "done"
+    text = f"<b>{what}:</b> {n} tokens in {steps} verify steps, {result.seconds:.2f} s ({tps} tokens/s)"
+    if ar_result is not None:
+        text += f" · autoregressive {fmt_number(ar_result.tokens_per_second, '.0f')} tokens/s"
+    return text
+
+
+__all__ = ["DIM_STYLE", "PieceDecoder", "cost_ratio", "fates_html", "fates_of", "fmt_number", "html_table",
+           "legend_html", "prompt_span", "rgba", "stats_table_html", "status_html", "target_token_seconds",
+           "text_box", "token_pieces", "token_span"]

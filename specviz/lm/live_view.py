@@ -1,0 +1,213 @@
+"""The output half of the live view: coloured text, statistics, the one FigureWidget and the token close-up.
+
+`LiveView` owns the output widgets and redraws them from a `LiveRun`, from any thread:
+the decoding thread only records steps, a drawing thread calls `render(final=False)` at
+most every `refresh_s` seconds, and the final redraw comes after the run. Locks keep the
+drawing thread and a token selection from interleaving.
+
+All plots live in ONE plotly FigureWidget (`specviz.lm.figures.live_figure`, five panels),
+updated in place with one message per redraw. Seen in Voila with plotly 7.1 / anywidget
+0.11: on a page with several FigureWidgets, the later ones silently missed their in-place
+updates (the first one never did; plotly.py#4933 is a related report), so a view that must
+update live uses a single widget.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import threading
+import time
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from . import figures as LF
+from .closeup import closeup_info_html, default_token, token_closeup
+from .live_render import (DIM_STYLE, cost_ratio, fates_of, legend_html, prompt_span, stats_table_html,
+                          target_token_seconds, text_box, token_span)
+from .payoff import payoff_sentence
+from .stats import spec_stats
+
+
+class LiveView:
+    """The live view's outputs (widgets below) and how they are redrawn from a run.
+
+    Widgets: `legend`, `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>` per
+    generated token), `stats_html`, `payoff_html` (the "when does this pay?" line),
+    `token_selector`, `token_info`, `figure` (the one FigureWidget; `figures` maps each panel
+    name to it). `selected` is the dict of the selected token (`token_closeup`).
+    """
+
+    def __init__(self, gamma: int = 4, label_style: dict | None = None):
+        lab = label_style or {"description_width": "110px"}
+        self.run = None  # the LiveRun shown
+        self.selected: dict | None = None
+        self.pieces: list[str] = []
+        self.fates: list[str] = []
+        self.spans: list[str] = []
+        self.text_lock = threading.RLock()  # the drawing thread and token selection both touch the spans
+        self.figure_lock = threading.RLock()  # ... and the figure
+        self.legend = W.HTML(legend_html())
+        self.text_html = W.HTML(text_box(""))
+        self.text_html.add_class("specviz-live-text")
+        self.stats_html = W.HTML("")
+        self.stats_html.add_class("specviz-live-stats")
+        self.payoff_html = W.HTML("")
+        self.payoff_html.add_class("specviz-live-payoff")
+        self.token_selector = W.IntSlider(value=0, min=0, max=0, description="token #", disabled=True, style=lab,
+                                          continuous_update=False, layout=W.Layout(width="520px"))
+        self.token_info = W.HTML("<i>generate some text, then pick a token to see its p and q</i>")
+        # ONE FigureWidget for all plots (see the module notes)
+        self.figure = go.FigureWidget(LF.live_figure(None, int(gamma)))
+        self.figure.add_class("specviz-live-figure")
+        self.figures = {panel: self.figure for panel in LF.LIVE_PANELS}
+
+    def widgets(self) -> list:
+        """The output widgets in the order the app shows them."""
+        return [self.legend, self.text_html, self.stats_html, self.payoff_html,
+                W.HTML("<b>One token up close</b> (the money diagram at the bottom): pick a generated token"),
+                self.token_selector, self.token_info, self.figure]
+
+    # ------------------------------------------------------------------ a run
+
+    def begin(self, run, ar_result=None) -> None:
+        """Clear the outputs for a new run (`ar_result`: the autoregressive baseline still shown, if any)."""
+        self.run, self.selected = run, None
+        with self.text_lock:
+            self.pieces, self.fates, self.spans = [], [], []
+        self.text_html.value = text_box(self.prompt_html())
+        self.token_selector.disabled = True
+        self.token_selector.max = 0
+        self.token_info.value = "<i>generating…</i>"
+        self.patch(*self.plot_patches(None, run.gamma), self.throughput_patch(None, ar_result))
+        self.show_numbers(None, None)
+
+    def render(self, final: bool, stats=None, ar_result=None) -> None:
+        """Redraw text, plots and numbers from the run so far (live: data only, cheap; final: everything)."""
+        run = self.run
+        if run is None:
+            return
+        res = run.partial()
+        self.extend_text(res, final)
+        stats = stats if final else (spec_stats(res) if res.steps else None)
+        patches = self.plot_patches(stats, run.gamma, layout=final)
+        now = time.perf_counter()
+        if final or now - run.drawn_tps > 1.0:  # tokens/s and the table: about once a second
+            run.drawn_tps = now
+            patches.append(self.throughput_patch(stats, ar_result))
+            self.show_numbers(stats, ar_result)
+        self.patch(*patches)
+        n = len(res.new_ids)
+        if n:
+            self.token_selector.max = n - 1
+            self.token_selector.disabled = False
+
+    # ------------------------------------------------------------------ text
+
+    def prompt_html(self) -> str:
+        return "" if self.run is None else prompt_span(self.run.decoder.prompt_text())
+
+    def span(self, i: int) -> str:
+        sel = self.selected is not None and self.selected.get("position") == i
+        return token_span(i, self.fates[i], self.pieces[i], sel)
+
+    def extend_text(self, res, final: bool) -> None:
+        """Add the spans of tokens not shown yet (and, at the end, any held-back partial character)."""
+        with self.text_lock:
+            dec = self.run.decoder
+            new_ids = res.new_ids
+            fates = fates_of(res.steps)[: len(new_ids)]
+            for i in range(len(self.pieces), len(new_ids)):
+                self.pieces.append(dec.piece(new_ids, i))
+                self.fates.append(fates[i])
+                self.spans.append(self.span(i))
+            if final and new_ids:
+                rest = dec.finish(new_ids)  # bytes that never completed a character, shown as U+FFFD
+                if rest:
+                    self.pieces[-1] += rest
+                    self.spans[-1] = self.span(len(self.pieces) - 1)
+            self.text_html.value = text_box(self.prompt_html() + "".join(self.spans))
+
+    # ------------------------------------------------------------------ plots and numbers
+
+    def patch(self, *panels) -> None:
+        """Apply (panel, patch) pairs to the one FigureWidget in a single update message."""
+        fw = self.figure
+        with self.figure_lock, fw.batch_update():
+            for panel, patch in panels:
+                LF.apply_live_patch(fw, panel, patch)
+
+    @staticmethod
+    def plot_patches(stats, gamma, layout: bool = True) -> list:
+        """The acceptance panels' patches; `layout=False` keeps only trace data (cheap live redraws)."""
+        out = []
+        for key, patch in (("per_position", LF.per_position_patch(stats, gamma)),
+                           ("accepted_hist", LF.accepted_hist_patch(stats, gamma))):
+            out.append((key, patch if layout else {"data": patch["data"], "layout": {}}))
+        return out
+
+    @staticmethod
+    def throughput_patch(stats, ar_result):
+        """The tokens/s panel: speculative and autoregressive, the cost-model prediction, when it pays."""
+        spec = stats.tokens_per_second if stats is not None else float("nan")
+        ar = ar_result.tokens_per_second if ar_result is not None else float("nan")
+        t_t = target_token_seconds(ar_result)
+        pred = ar * stats.predicted_speedup(t_t) if (stats is not None and t_t and stats.steps) else float("nan")
+        patch = LF.throughput_patch(spec, ar, pred)
+        if stats is not None and stats.steps and math.isfinite(stats.alpha):
+            c = cost_ratio(stats, ar_result)
+            if c is None:
+                lines = [f"when does this pay? only while the draft's cost c < α = {stats.alpha:.2f}"]
+            else:
+                lines = [f"when does this pay? c = {c:.2f} {'<' if c < stats.alpha else '≥'} α = {stats.alpha:.2f} "
+                         f"({'cheap enough' if c < stats.alpha else 'too costly'}: need c < α)"]
+                if math.isfinite(stats.verify_step_s):
+                    lines.append(f"verify step = {stats.verify_step_s / t_t:.2f} target steps (need ≈ 1: "
+                                 "a memory-bound target)")
+            patch["layout"]["annotation_text"] = "<br>".join(lines)
+        return ("throughput", patch)
+
+    def show_numbers(self, stats, ar_result) -> None:
+        """The statistics table and the "when does this pay?" line."""
+        self.stats_html.value = stats_table_html(stats, ar_result)
+        if stats is None or not stats.steps or not math.isfinite(stats.alpha):
+            self.payoff_html.value = ""
+            return
+        c, t_t = cost_ratio(stats, ar_result), target_token_seconds(ar_result)
+        verify = stats.verify_step_s / t_t if (c is not None and math.isfinite(stats.verify_step_s)) else None
+        text = payoff_sentence(min(max(stats.alpha, 0.0), 1.0), c, verify=verify)
+        self.payoff_html.value = (f"<div style='font-size:13px;padding:0 8px'>{html.escape(text)} "
+                                  f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, §3.3)"
+                                  "</span></div>")
+
+    def show_sweep(self, data) -> None:
+        """The γ-sweep panel from `gamma_sweep_run` data (the points so far)."""
+        self.patch(("sweep", LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"],
+                                                  data["predicted"])))
+
+    # ------------------------------------------------------------------ one token up close
+
+    def default_token(self) -> int | None:
+        """The token shown after a run: the rejection whose draft was most confident (largest q), else #0."""
+        return None if self.run is None else default_token(self.run.steps, len(self.fates))
+
+    def select(self, i: int) -> dict:
+        """Show generated token i's real p and q (top tokens + "other") as a money diagram; ValueError if none."""
+        run = self.run
+        if run is None or not self.pieces:
+            raise ValueError("generate some text first, then pick a token")
+        if not 0 <= i < len(self.pieces):
+            raise ValueError(f"token #{i} is outside the {len(self.pieces)} generated tokens")
+        kw = run.kw
+        sel = token_closeup(run.pair, run.partial(), i, kw["temperature"], kw["top_k"], kw["top_p"])
+        self.patch(("money", sel["patch"]))
+        self.token_info.value = closeup_info_html(sel, run.tokenizer)
+        self.selected = sel
+        with self.text_lock:  # outline the selected token in the text
+            self.spans = [self.span(k) for k in range(len(self.pieces))]
+            self.text_html.value = text_box(self.prompt_html() + "".join(self.spans))
+        return sel
+
+
+__all__ = ["LiveView"]

@@ -1,0 +1,108 @@
+"""When does speculative decoding pay? The textbook speed-up at a measured α for drafts of different cost.
+
+With per-position acceptance α (i.i.d.), γ drafts per verify step and a draft step that
+costs c target steps, a verify step emits (1 − α^(γ+1)) / (1 − α) tokens in the time of
+γc + 1 target steps (Leviathan et al. 2023, "Fast Inference from Transformers via
+Speculative Decoding", arXiv:2211.17192, §3.3, Theorem 3.8). The bound assumes that
+scoring γ + 1 tokens in one target pass costs about one target step, which holds when the
+target is memory-bound: at batch size 1 its time goes into reading the weights, not into
+arithmetic (Chen et al. 2023, "Accelerating Large Language Model Decoding with Speculative
+Sampling", arXiv:2302.01318, §1).
+
+Speculating with some γ ≥ 1 beats plain decoding exactly when c < α (Leviathan et al.,
+Corollary 3.9, gives the "if"): the speed-up exceeds 1 iff α + α² + … + α^γ > γc, and the
+mean of α, …, α^γ is largest at γ = 1. So a draft pays only if it is cheap. On a GPU a
+tiny draft is dominated by per-step overhead (kernel launches, not arithmetic) and costs
+about half a target step, far from the c ≪ α that a large gain needs.
+
+>>> [(r.c, r.best_gamma, round(r.speedup, 2)) for r in payoff_table(0.8, cs=(0.05, 0.25, 0.5), max_gamma=16)]
+[(0.05, 8, 3.09), (0.25, 3, 1.69), (0.5, 2, 1.22)]
+>>> break_even_cost(0.6)
+0.6
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..gamma import best_gamma, speedup
+
+DEFAULT_COSTS = (0.05, 0.25, 0.5)
+"""Draft costs c compared by default: a cheap draft, a moderate one, a GPU-overhead-bound tiny one."""
+
+
+class PayoffRow(NamedTuple):
+    """The best textbook speed-up at one draft cost c (γ = 0: speculation does not pay, speed-up 1)."""
+
+    c: float
+    best_gamma: int
+    speedup: float
+
+
+def _check_alpha(alpha) -> float:
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha (the acceptance probability) must be a number, got {alpha!r}") from None
+    if not 0.0 <= a <= 1.0:
+        raise ValueError(f"alpha (the acceptance probability) must be in [0, 1], got {alpha!r}")
+    return a
+
+
+def _check_cost(c) -> float:
+    try:
+        v = float(c)
+    except (TypeError, ValueError):
+        raise TypeError(f"the draft cost ratio c must be a number, got {c!r}") from None
+    if not (v >= 0 and math.isfinite(v)):
+        raise ValueError(f"the draft cost ratio c (draft step / target step) must be finite and >= 0, got {c!r}")
+    return v
+
+
+def break_even_cost(alpha) -> float:
+    """The largest draft cost ratio c at which some γ ≥ 1 still beats plain decoding: c < α."""
+    return _check_alpha(alpha)
+
+
+def payoff_table(alpha, cs=DEFAULT_COSTS, max_gamma: int = 16) -> list[PayoffRow]:
+    """For each draft cost c in `cs`: the γ in 0..max_gamma with the best textbook speed-up, and that speed-up."""
+    a = _check_alpha(alpha)
+    if isinstance(max_gamma, bool) or int(max_gamma) != max_gamma or max_gamma < 1:
+        raise ValueError(f"max_gamma must be an integer >= 1, got {max_gamma!r}")
+    rows = []
+    for c in cs:
+        c = _check_cost(c)
+        g = best_gamma(a, c, int(max_gamma))
+        rows.append(PayoffRow(c, g, float(speedup(a, g, c))))
+    return rows
+
+
+def _gain(row: PayoffRow) -> str:
+    if not row.best_gamma:
+        return "no gain (best γ = 0: don't speculate)"
+    return f"{row.speedup:.2f}× (best γ = {row.best_gamma})"
+
+
+def payoff_sentence(alpha, c=None, cs=DEFAULT_COSTS, max_gamma: int = 16, verify=None) -> str:
+    """One plain-text paragraph: when speculation pays at α, for this run's c (if measured) and for the costs `cs`.
+
+    `verify`: a verify step's measured time in target steps (the bound assumes about 1).
+    """
+    a = _check_alpha(alpha)
+    text = "When does this pay? Only while the draft's cost ratio c < α. "
+    if c is not None:
+        here = payoff_table(a, [c], max_gamma)[0]
+        text += f"Here α = {a:.2f}, c = {here.c:.2f} → {_gain(here)}."
+    else:
+        text += f"Here α = {a:.2f}; c needs the autoregressive baseline."
+    others = ", ".join(f"c = {r.c:.2f} → {_gain(r)}" for r in payoff_table(a, cs, max_gamma))
+    text += f" At this α, {others}." if others else ""
+    if verify is not None:
+        v = _check_cost(verify)
+        text += (f" These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
+                 f"{v:.2f}, which is ≈ 1 only for a memory-bound target.")
+    return text
+
+
+__all__ = ["DEFAULT_COSTS", "PayoffRow", "break_even_cost", "payoff_sentence", "payoff_table"]
