@@ -289,7 +289,7 @@ def test_results_print_short_and_convert(pair):
     d = json.loads(json.dumps(r.to_dict(steps=True)))
     assert d["new_ids"] == r.new_ids and len(d["steps"]) == len(r.steps) and d["fates"] == r.fates()
     html = r._repr_html_()
-    assert html.count("<span title='#") == len(r.new_ids) and "accepted draft" in html
+    assert html.count("class='specviz-tok ") == len(r.new_ids) and "accepted draft" in html
     st = spec_stats(r)
     assert len(repr(st)) < 200
     sd = json.loads(json.dumps(st.to_dict()))

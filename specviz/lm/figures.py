@@ -26,24 +26,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .results import FATE_COLORS, FATE_LABELS  # noqa: F401  (re-exported)
 from ..figures import (PALETTE, TUTORIAL_VOCAB, _base_layout, _y_top, apply_patch, money_diagram,  # noqa: F401
                        money_diagram_patch, trace_by_meta)
 
-FATES = ("accepted", "resampled", "bonus", "target")
-FATE_COLORS = {
-    "accepted": PALETTE["overlap"],  # blue: a draft token the target kept (the min(p, q) part)
-    "resampled": PALETTE["residual"],  # green: drawn from (p - q)+ after a rejection
-    "bonus": "#e377c2",  # pink: the extra token from p when all γ drafts pass
-    "target": PALETTE["p"],  # red: a plain draw from the target (autoregressive / γ = 0)
-}
-"""Colour of each token fate, matching the money diagram (blue overlap, green residual)."""
-
-FATE_LABELS = {
-    "accepted": "accepted draft",
-    "resampled": "resampled after a rejection",
-    "bonus": "bonus token (all γ drafts accepted)",
-    "target": "plain target draw",
-}
+from .results import FATES  # noqa: E402,F401  (one home for the fates)
+# the colour and name of each token fate live with the results (specviz.lm.results)
 
 OTHER = "other"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import math
 
-from . import figures as LF
+from .results import FATE_COLORS, FATE_LABELS
 
 DIM_STYLE = "color:#57606a"
 """CSS of secondary text (the prompt, notes)."""
@@ -127,13 +127,13 @@ def token_pieces(tokenizer, prompt_ids, new_ids) -> list:
 
 def token_span(i: int, fate: str, piece: str, selected: bool = False) -> str:
     """One generated token as `<span class='specviz-tok specviz-tok-FATE'>`, coloured by its fate."""
-    c = LF.FATE_COLORS.get(fate, "#999999")
+    c = FATE_COLORS.get(fate, "#999999")
     style = f"background:{rgba(c, 0.22)};border-bottom:2px solid {c}"
     if not piece:  # a token that only carried part of a character: keep it visible
         style += ";display:inline-block;min-width:4px;height:1em"
     if selected:
         style += ";outline:2px solid #24292f"
-    label = f"#{i}: {LF.FATE_LABELS.get(fate, fate)}"
+    label = f"#{i}: {FATE_LABELS.get(fate, fate)}"
     return (f"<span class='specviz-tok specviz-tok-{fate}' data-pos='{i}' title='{html.escape(label)}' "
             f"style='{style}'>{html.escape(piece)}</span>")
 
@@ -153,8 +153,8 @@ def text_box(inner: str) -> str:
 def legend_html() -> str:
     """The colour key of the three fates of a speculative token."""
     items = " ".join(
-        f"<span style='background:{rgba(LF.FATE_COLORS[f], 0.22)};border-bottom:3px solid {LF.FATE_COLORS[f]};"
-        f"padding:0 4px'>{html.escape(LF.FATE_LABELS[f])}</span>" for f in ("accepted", "resampled", "bonus"))
+        f"<span style='background:{rgba(FATE_COLORS[f], 0.22)};border-bottom:3px solid {FATE_COLORS[f]};"
+        f"padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>" for f in ("accepted", "resampled", "bonus"))
     return (f"<div style='font-size:12px;margin:2px 0'>{items} "
             f"<span style='{DIM_STYLE}'>· grey: the prompt</span></div>")
 

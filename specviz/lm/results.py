@@ -116,32 +116,7 @@ class GenerationResult:
         return out
 
     def _repr_html_(self) -> str:
-        pieces = token_texts(self.tokenizer, self.prompt_ids, self.new_ids)
-        spans = []
-        for i, (fate, piece) in enumerate(zip(self.fates(), pieces)):
-            c = FATE_COLORS.get(fate, "#999999")
-            spans.append(f"<span title='#{i}: {html.escape(FATE_LABELS.get(fate, fate))}' "
-                         f"style='background:{c}33;border-bottom:2px solid {c}'>{html.escape(piece)}</span>")
-        legend = " ".join(f"<span style='border-bottom:3px solid {FATE_COLORS[f]}'>{FATE_LABELS[f]}</span>"
-                          for f in FATES if f in set(self.fates()))
-        return (f"<div style='font-size:12px'>{html.escape(repr(self))}<br>{legend}</div>"
-                "<div style='white-space:pre-wrap;font-family:monospace;border:1px solid #d0d7de;padding:6px'>"
-                + "".join(spans) + "</div>")
+        """The text with each token coloured by its fate (the live view's rendering)."""
+        from .live_render import fates_html  # pure HTML; imported here so results stay free of it
 
-
-def token_texts(tokenizer, prompt_ids, new_ids) -> list:
-    """The text each of `new_ids` adds after `prompt_ids` (prefix decoding; ids as text without a tokenizer)."""
-    if tokenizer is None:
-        return [f"{int(t)} " for t in new_ids]
-
-    def dec(ids):
-        return tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
-
-    base, prev, out = dec(prompt_ids), "", []
-    for i in range(len(new_ids)):
-        full = dec(list(prompt_ids) + list(new_ids[: i + 1]))
-        cont = full[len(base):] if full.startswith(base) else dec(new_ids[: i + 1])
-        cont = cont.rstrip("\ufffd") if i < len(new_ids) - 1 else cont
-        out.append(cont[len(prev):] if cont.startswith(prev) else cont)
-        prev = cont if cont.startswith(prev) else prev + out[-1]
-    return out
+        return f"<div style='font-size:12px'>{html.escape(repr(self))}</div>" + fates_html(self, self.tokenizer)
