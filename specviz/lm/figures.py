@@ -26,12 +26,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .results import FATE_COLORS, FATE_LABELS  # noqa: F401  (re-exported)
 from ..figures import (PALETTE, TUTORIAL_VOCAB, _base_layout, _y_top, apply_patch, money_diagram,  # noqa: F401
                        money_diagram_patch, trace_by_meta)
+from .results import FATE_COLORS, FATE_LABELS, FATES  # noqa: F401  (one home for the token fates; re-exported)
 
-from .results import FATES  # noqa: E402,F401  (one home for the fates)
-# the colour and name of each token fate live with the results (specviz.lm.results)
 
 OTHER = "other"
 
