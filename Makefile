@@ -2,7 +2,8 @@
 #
 #   make dashboard   the Voila dashboard (notebooks/dashboard.ipynb) on 127.0.0.1:8866
 #   make lab         JupyterLab on notebooks/
-#   make test        the test suite
+#   make test        the test suite, then test-floor
+#   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
 #   make clean       remove .venv and build leftovers
 #
@@ -21,6 +22,17 @@ TORCH_SPEC  ?= torch==2.13.0
 PYTEST_ARGS ?=
 ARGS        ?=
 
+# The lowest transformers that pyproject.toml admits (keep the three in step: tests/test_packaging.py
+# checks), with the lowest tokenizers and huggingface-hub it accepts. test-floor installs them into
+# an overlay folder on PYTHONPATH (torch, numpy and the rest come from .venv) and reruns the tests
+# that drive real Hugging Face models.
+TF_FLOOR      := 4.52.1
+TF_FLOOR_DEPS := tokenizers==0.21.0 huggingface-hub==0.30.0
+FLOOR_DIR     := .venv-floor/transformers-$(TF_FLOOR)
+FLOOR_STAMP   := $(FLOOR_DIR)/.specviz-installed
+FLOOR_TESTS   := tests/test_lm_compat.py tests/test_lm_loading.py tests/test_lm_bundled.py \
+                 tests/test_lm_engine.py tests/test_lm_prompt_lookup.py
+
 # Playwright drives Debian's Chromium, never a downloaded browser.
 CHROMIUM    ?= /usr/bin/chromium
 export SPECVIZ_CHROMIUM := $(CHROMIUM)
@@ -28,7 +40,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test lab dashboard bench chromium clean
+.PHONY: all venv test test-floor lab dashboard bench chromium clean
 
 all: test
 
@@ -54,6 +66,23 @@ test: $(STAMP)
 	  echo "      install it with: make chromium   (apt-get, as root)"; \
 	fi
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-floor
+
+# Reinstalls when the Makefile (the pins above) changes; a no-op otherwise.
+$(FLOOR_STAMP): Makefile | $(STAMP)
+	rm -rf "$(FLOOR_DIR)"
+	$(PIP) install --quiet --no-deps --target "$(FLOOR_DIR)" "transformers==$(TF_FLOOR)" $(TF_FLOOR_DEPS)
+	touch "$@"
+
+test-floor: $(FLOOR_STAMP)
+	@start=$$(date +%s); \
+	got=$$(PYTHONPATH="$(FLOOR_DIR)" $(PY) -c 'import transformers as t; print(t.__version__, t.__file__)') || exit 1; \
+	case "$$got" in \
+	  "$(TF_FLOOR) $(CURDIR)/$(FLOOR_DIR)/"*) echo "test-floor: transformers $$got";; \
+	  *) echo "test-floor: expected transformers $(TF_FLOOR) from $(FLOOR_DIR), imported $$got" >&2; exit 1;; \
+	esac; \
+	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider $(FLOOR_TESTS) || exit 1; \
+	echo "test-floor: transformers $(TF_FLOOR) passed in $$(( $$(date +%s) - start )) s"
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)
@@ -79,5 +108,5 @@ chromium:
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation fonts-dejavu-core; fi
 
 clean:
-	rm -rf "$(VENV)" build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf "$(VENV)" .venv-floor build dist *.egg-info .pytest_cache .hypothesis
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -173,6 +173,34 @@ def test_makefile_torch_pin_satisfies_pyproject(pyproject):
     )
 
 
+def lower_bound(spec: str) -> str:
+    """The X of a 'name>=X' requirement (pip or conda spelling)."""
+    (bound,) = [s.version for s in Requirement(spec.replace(" ", "")).specifier if s.operator == ">="]
+    return bound
+
+
+def test_transformers_floor_is_declared_everywhere_and_tested(pyproject):
+    """pyproject, both conda files, the Makefile's test-floor and specviz name one transformers floor."""
+    from specviz.lm.models import TRANSFORMERS_FLOOR
+
+    makefile = (REPO / "Makefile").read_text()
+    match = re.search(r"^TF_FLOOR\s*:?=\s*(\S+)\s*$", makefile, re.M)
+    assert match, "Makefile must define TF_FLOOR := X.Y.Z (the version test-floor installs)"
+    floors = {"Makefile": match.group(1), "specviz.lm.models": TRANSFORMERS_FLOOR}
+    floors["pyproject.toml"] = lower_bound(next(d for d in pyproject["project"]["dependencies"]
+                                                if normalize(Requirement(d).name) == "transformers"))
+    for env_file in ("environment.yml", "binder/environment.yml"):
+        env = load_yaml(REPO / env_file)
+        floors[env_file] = lower_bound(next(str(d) for d in env["dependencies"]
+                                            if str(d).replace(" ", "").startswith("transformers>=")))
+    assert len(set(floors.values())) == 1, f"transformers floors differ: {floors}"
+    recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "test-floor" in recipe, "`make test` must run test-floor"
+    tests = re.search(r"^FLOOR_TESTS\s*:?=((?:.*\\\n)*.*)$", makefile, re.M).group(1).split()
+    tests = [t for t in tests if t != "\\"]
+    assert "tests/test_lm_compat.py" in tests and all((REPO / t).is_file() for t in tests), tests
+
+
 def test_ci_script_is_executable_bash():
     ci = REPO / ".ci" / "run"
     assert ci.read_text().startswith("#!/usr/bin/env bash")

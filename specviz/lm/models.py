@@ -17,6 +17,8 @@ A `Session` is one model reading one growing token sequence with a cache:
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import torch
 
@@ -39,12 +41,18 @@ class Session:
         return len(self.tokens)
 
     def feed(self, ids) -> torch.Tensor:
-        """Read `ids`; return (len(ids), V) logits, row i predicting the token after ids[i]."""
-        ids = [int(t) for t in ids]
-        if not ids:
+        """Read `ids` (a list of ints or a 1-D integer tensor); return (len(ids), V) logits, row i after ids[i]."""
+        if isinstance(ids, torch.Tensor):
+            if ids.ndim != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+                raise TypeError(f"feed takes a 1-D integer tensor of token ids, got {ids.dtype} of shape "
+                                f"{tuple(ids.shape)}")
+        else:
+            ids = [int(t) for t in ids]
+        if len(ids) == 0:
             return self.next_logits.new_zeros((0, self.next_logits.shape[-1]))
         rows = self._forward(ids)  # (k, V)
-        self.tokens.extend(ids)
+        # a device tensor is copied to the host only after its forward is queued (one sync, no idle gap)
+        self.tokens.extend(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
         self.next_logits = rows[-1]
         return rows
 
@@ -72,6 +80,7 @@ class Session:
         self.next_logits = next_logits
 
     def _forward(self, ids):  # pragma: no cover - interface
+        """(k, V) logits for `ids` (a list of ints or a 1-D tensor) read after self.tokens."""
         raise NotImplementedError
 
     def _crop(self, n_drop: int):  # pragma: no cover - interface
@@ -84,6 +93,7 @@ class LanguageModel:
     vocab_size: int
     max_positions: int | None = None
     name: str = "model"
+    device: torch.device = torch.device("cpu")  # where its logits live
 
     def session(self, prompt_ids) -> Session:
         raise NotImplementedError
@@ -94,6 +104,7 @@ class LanguageModel:
 
 class _NGramSession(Session):
     def _forward(self, ids):
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else ids
         hist = self.tokens + ids
         start = len(self.tokens)
         rows = [self.model.logits_for(hist[: start + i + 1]) for i in range(len(ids))]
@@ -124,6 +135,7 @@ class NGramModel(LanguageModel):
         self.table = table
         self.order = table.ndim
         self.vocab_size = V
+        self.device = torch.device("cpu")
         self.name = name
         self.max_positions = max_positions
         with np.errstate(divide="ignore"):
@@ -153,20 +165,67 @@ class NGramModel(LanguageModel):
 
 
 # ------------------------------------------------------------------------------ Hugging Face
+# The KV-cache API moved between transformers releases: 5.24 takes the cache as `cache=` (and still
+# accepts `past_key_values=`, with a deprecation notice, until 5.40); earlier releases take only
+# `past_key_values=` and silently ignore `cache=`. DynamicCache takes `config=` in 4.56 but not in
+# 4.53. GPT-2 reads a DynamicCache from 4.52 on (4.51 expects legacy tuples), hence the floor in
+# pyproject.toml. `crop(-n)` drops the last n tokens in 4.x and 5.x alike.
+
+TRANSFORMERS_FLOOR = "4.52.1"  # the lowest transformers tested (`make test-floor`), declared in pyproject.toml
+
+
+def transformers_version() -> str:
+    """The installed transformers version string."""
+    import transformers
+
+    return transformers.__version__
+
+
+def cache_keyword(model) -> str:
+    """The keyword `model.forward` takes its KV cache by: 'cache' (transformers >= 5.24) or 'past_key_values'."""
+    params = inspect.signature(model.forward).parameters
+    for name in ("cache", "past_key_values"):
+        if name in params:
+            return name
+    from packaging.version import Version
+
+    return "cache" if Version(transformers_version()).release >= (5, 24) else "past_key_values"
+
+
+def new_dynamic_cache(config):
+    """An empty DynamicCache for a model with `config` (passed where the installed transformers takes it)."""
+    from transformers import DynamicCache
+
+    if "config" in inspect.signature(DynamicCache.__init__).parameters:
+        return DynamicCache(config=config)
+    return DynamicCache()
 
 
 class _HFSession(Session):
     def __init__(self, model, prompt_ids):
-        from transformers import DynamicCache
-
-        self.cache = DynamicCache(config=model.model.config)
+        self.cache = new_dynamic_cache(model.model.config)
         super().__init__(model, prompt_ids)
 
     @torch.inference_mode()
     def _forward(self, ids):
         m = self.model
-        x = torch.tensor([ids], dtype=torch.long, device=m.device)  # (1, k)
-        out = m.model(input_ids=x, cache=self.cache, use_cache=True)
+        if isinstance(ids, torch.Tensor):
+            x = ids.to(device=m.device, dtype=torch.long).reshape(1, -1)
+        else:
+            x = torch.tensor([ids], dtype=torch.long, device=m.device)  # (1, k)
+        before = self.cache.get_seq_length()
+        where = f"transformers {transformers_version()}: {type(m.model).__name__}"
+        try:
+            out = m.model(input_ids=x, use_cache=True, **{m.cache_keyword: self.cache})
+        except KeyError as e:  # what GPT-2 in releases before the floor raises on a DynamicCache
+            raise RuntimeError(f"{where} cannot read a DynamicCache ({e!r}); specviz needs "
+                               f"transformers>={TRANSFORMERS_FLOOR}") from e
+        after = self.cache.get_seq_length()
+        if after != before + x.shape[1]:
+            raise RuntimeError(
+                f"{where} ignored the KV cache passed as {m.cache_keyword}= (its length went {before} -> {after} "
+                f"after reading {x.shape[1]} tokens), so decoding would forget its context; specviz supports "
+                f"transformers>={TRANSFORMERS_FLOOR}")
         return out.logits[0, :, : m.vocab_size].float()  # (k, V) only the shared vocabulary
 
     def _crop(self, n_drop):
@@ -183,12 +242,16 @@ class HFModel(LanguageModel):
         self.vocab_size = int(vocab_size or model.config.vocab_size)
         self.max_positions = getattr(model.config, "n_positions", None) or getattr(
             model.config, "max_position_embeddings", None)
+        self.cache_keyword = cache_keyword(model)
 
     def session(self, prompt_ids):
         return _HFSession(self, prompt_ids)
 
     @torch.inference_mode()
     def full_logits(self, ids) -> torch.Tensor:
-        """(len(ids), V) logits of one uncached forward pass (for tests and exact enumeration)."""
-        x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
-        return self.model(input_ids=x).logits[0, :, : self.vocab_size].float()
+        """(len(ids), V) float logits of one uncached forward pass over `ids`, on the model's device."""
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else [int(t) for t in ids]
+        if not ids:
+            raise ValueError("full_logits needs at least one token id")
+        x = torch.tensor([ids], dtype=torch.long, device=self.device)
+        return self.model(input_ids=x, use_cache=False).logits[0, :, : self.vocab_size].float()
