@@ -9,6 +9,8 @@ the installed version is part of every test id, so the floor run shows in the ou
 
 import re
 
+import numpy as np
+
 import pytest
 import torch
 import transformers
@@ -155,3 +157,26 @@ def test_cache_keyword_follows_the_forward_signature(pair):
     new_api = tuple(int(x) for x in re.findall(r"\d+", TF)[:2]) >= (5, 24)
     assert cache_keyword(Opaque()) == ("cache" if new_api else "past_key_values")
     assert pair.target.cache_keyword == ("cache" if new_api else "past_key_values")
+
+
+def test_one_host_read_per_verify_step_with_real_sessions(pair, monkeypatch):
+    """Drafting, verifying and rolling back read nothing from the device but the step's one transfer.
+
+    Counted on CPU by spying on every Tensor method that copies to the host (on a GPU each one
+    would be a synchronisation); transformers' own forward must not add any either.
+    """
+    reads = []
+    for name in ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu"):
+        orig = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _orig=orig, _name=name, **k):
+            reads.append(_name)
+            return _orig(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    marks = []
+    r = speculative_generate(pair, [1, 2, 3], 40, 4, seed=0, on_step=lambda rec: marks.append(len(reads)))
+    monkeypatch.undo()
+    per_step = np.diff([0] + marks)
+    assert len(r.steps) > 3 and any(s.accepted < s.gamma for s in r.steps)  # rollbacks happened
+    assert (per_step == 1).all(), f"host reads per verify step: {per_step.tolist()} ({sorted(set(reads))})"

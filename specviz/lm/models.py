@@ -28,7 +28,7 @@ class Session:
 
     def __init__(self, model, prompt_ids):
         self.model = model
-        self.tokens: list[int] = []
+        self.tokens = []
         self.next_logits = None  # (V,) torch float tensor
         ids = list(prompt_ids)
         if not ids:
@@ -36,9 +36,27 @@ class Session:
         self.feed(ids)
 
     @property
+    def tokens(self) -> list:
+        """The ids read so far; ids fed as a device tensor are copied to the host on first access."""
+        if self._pending:
+            dev = next(t.device for t in self._pending if isinstance(t, torch.Tensor))
+            parts = [t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.long, device=dev)
+                     for t in self._pending]
+            self._tokens.extend(torch.cat(parts).tolist())
+            self._pending.clear()
+            self._n_pending = 0
+        return self._tokens
+
+    @tokens.setter
+    def tokens(self, ids) -> None:
+        self._tokens = list(ids)
+        self._pending = []  # 1-D device tensors of ids not yet copied to the host
+        self._n_pending = 0
+
+    @property
     def length(self) -> int:
-        """Number of tokens read so far."""
-        return len(self.tokens)
+        """Number of tokens read so far (no host synchronisation)."""
+        return len(self._tokens) + self._n_pending
 
     def feed(self, ids) -> torch.Tensor:
         """Read `ids` (a list of ints or a 1-D integer tensor); return (len(ids), V) logits, row i after ids[i]."""
@@ -51,10 +69,28 @@ class Session:
         if len(ids) == 0:
             return self.next_logits.new_zeros((0, self.next_logits.shape[-1]))
         rows = self._forward(ids)  # (k, V)
-        # a device tensor is copied to the host only after its forward is queued (one sync, no idle gap)
-        self.tokens.extend(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
+        if isinstance(ids, torch.Tensor) or self._pending:  # device ids wait until .tokens is read: no sync
+            self._pending.append(ids)
+            self._n_pending += len(ids)
+        else:
+            self._tokens.extend(ids)
         self.next_logits = rows[-1]
         return rows
+
+    def _drop_tail(self, n: int) -> None:
+        """Forget the last n ids (slicing ids still on the device, without reading them)."""
+        while n and self._pending:
+            last = self._pending[-1]
+            if len(last) <= n:
+                self._pending.pop()
+                n -= len(last)
+                self._n_pending -= len(last)
+            else:
+                self._pending[-1] = last[: len(last) - n]
+                self._n_pending -= n
+                n = 0
+        if n:
+            del self._tokens[len(self._tokens) - n:]
 
     def truncate(self, length: int, next_logits=None) -> None:
         """Forget everything after the first `length` tokens (cache rollback, no recompute).
@@ -72,11 +108,11 @@ class Session:
         if next_logits is None:  # re-read the last kept token to get its logits
             last = self.tokens[length - 1]
             self._crop(drop + 1)
-            del self.tokens[length - 1:]
+            self._drop_tail(drop + 1)
             self.feed([last])
             return
         self._crop(drop)
-        del self.tokens[length:]
+        self._drop_tail(drop)
         self.next_logits = next_logits
 
     def _forward(self, ids):  # pragma: no cover - interface
@@ -201,6 +237,23 @@ def new_dynamic_cache(config):
     return DynamicCache()
 
 
+def _no_padding_check(*args, **kwargs) -> None:
+    """Sessions never pad: nothing to warn about."""
+
+
+def skip_padding_check(model) -> None:
+    """Switch off transformers' padding warning on `model`'s submodules (sessions never pad their ids).
+
+    Without an attention mask, models whose config names a pad token look for it in every
+    forward's ids (`PreTrainedModel.warn_if_padding_and_no_attention_mask`), which reads the
+    ids back to the host: a GPU synchronisation per forward. Passing an all-ones mask instead
+    moves the read into the mask code (`masking_utils`), so the check itself is skipped.
+    """
+    for mod in model.modules():
+        if hasattr(mod, "warn_if_padding_and_no_attention_mask"):
+            mod.warn_if_padding_and_no_attention_mask = _no_padding_check
+
+
 class _HFSession(Session):
     def __init__(self, model, prompt_ids):
         self.cache = new_dynamic_cache(model.model.config)
@@ -243,6 +296,7 @@ class HFModel(LanguageModel):
         self.max_positions = getattr(model.config, "n_positions", None) or getattr(
             model.config, "max_position_embeddings", None)
         self.cache_keyword = cache_keyword(model)
+        skip_padding_check(model)
 
     def session(self, prompt_ids):
         return _HFSession(self, prompt_ids)
