@@ -246,8 +246,8 @@ def skip_padding_check(model) -> None:
 
     Without an attention mask, models whose config names a pad token look for it in every
     forward's ids (`PreTrainedModel.warn_if_padding_and_no_attention_mask`), which reads the
-    ids back to the host: a GPU synchronisation per forward. Passing an all-ones mask instead
-    moves the read into the mask code (`masking_utils`), so the check itself is skipped.
+    ids back to the host: a GPU synchronisation per forward. (An all-ones attention mask is no
+    way out: transformers' mask code then reads the mask back to test it for padding.)
     """
     for mod in model.modules():
         if hasattr(mod, "warn_if_padding_and_no_attention_mask"):
