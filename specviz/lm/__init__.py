@@ -7,10 +7,15 @@
 """
 
 from .engine import (GenerationResult, SpeculativeEngine, StepRecord, autoregressive_generate, process_logits,
-                     speculative_generate)
-from .loading import BUNDLED_DIR, Pair, load_pair, pick_device
+                     process_probs, speculative_generate)
+from .loading import BUNDLED_DIR, Pair, format_prompt, load_pair, pick_device
 from .models import HFModel, LanguageModel, NGramModel, Session
+from .payoff import payoff_table
+from .prompt_lookup import PromptLookupModel
+from .run import compare
+from .stats import SpecStats, spec_stats
 
 __all__ = ["GenerationResult", "SpeculativeEngine", "StepRecord", "autoregressive_generate", "process_logits",
-           "speculative_generate", "BUNDLED_DIR", "Pair", "load_pair", "pick_device", "HFModel", "LanguageModel",
-           "NGramModel", "Session"]
+           "process_probs", "speculative_generate", "BUNDLED_DIR", "Pair", "format_prompt", "load_pair",
+           "pick_device", "HFModel", "LanguageModel", "NGramModel", "Session", "payoff_table", "PromptLookupModel",
+           "compare", "SpecStats", "spec_stats"]

