@@ -77,12 +77,11 @@ def categorical_torch(rows: torch.Tensor, generator: torch.Generator | None = No
     1
     """
     cdf = rows.cumsum(-1)  # (n, V)
-    u = torch.rand(rows.shape[0], 1, generator=generator, device=rows.device, dtype=cdf.dtype) * cdf[:, -1:]
-    idx = torch.searchsorted(cdf, u, right=True).squeeze(-1)  # (n,)
-    # u * total can round up to the total: clamp onto the last token with weight > 0
-    V = rows.shape[-1]
-    last = torch.where(rows > 0, torch.arange(V, device=rows.device), -1).amax(-1)  # (n,)
-    return torch.minimum(idx, last)
+    total = cdf[:, -1:]  # (n, 1)
+    u = torch.rand(rows.shape[0], 1, generator=generator, device=rows.device, dtype=cdf.dtype) * total
+    # u * total can round up to the total: keep u below it, so the search stops at a token with weight > 0
+    u = torch.minimum(u, torch.nextafter(total, torch.zeros_like(total)))
+    return torch.searchsorted(cdf, u, right=True).squeeze(-1)  # (n,)
 
 
 def residual_rows(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

@@ -59,7 +59,9 @@ def process_probs(rows: torch.Tensor, s: Sampling, dtype=torch.float64) -> torch
     if s.temperature == 0:
         out = torch.zeros_like(z)
         return out.scatter_(-1, z.argmax(-1, keepdim=True), 1.0)
-    z = (z - z.amax(-1, keepdim=True)) / s.temperature  # (k, V), max 0
+    if s.temperature < 1e-3:  # shift to max 0 first, or z / T overflows to inf (softmax shifts anyway)
+        z = z - z.amax(-1, keepdim=True)
+    z = z / s.temperature  # (k, V)
     if s.top_k:
         k = min(int(s.top_k), z.shape[-1])
         kth = torch.topk(z, k, dim=-1).values[:, -1:]
@@ -300,7 +302,8 @@ class SpeculativeEngine:
         P = process_probs(all_rows[base: base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]
         Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
-        P_sel = P[[self.target_row(j) for j in range(g)]]  # (γ, V)
+        rows_j = [self.target_row(j) for j in range(g)]
+        P_sel = P[:g] if rows_j == list(range(g)) else P[rows_j]  # (γ, V)
         bonus = self.bonus_dist(P, g) if g > 0 else P[0]
         verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
         # --- the one host synchronisation of this step
