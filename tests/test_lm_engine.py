@@ -362,3 +362,21 @@ def test_one_host_read_per_verify_step(monkeypatch):
     assert len(r.new_ids) == 40 and len(ar.new_ids) == 40
     assert (per_step == 1).all(), f"host reads per verify step: {per_step.tolist()} ({sorted(set(reads))})"
     assert reads == ["tolist"], f"plain decoding read the device {len(reads)} times: {reads[:5]}"
+
+
+def test_stop_at_eos_uses_the_tokenizer_and_the_generation_config(pair):
+    from types import SimpleNamespace
+
+    from specviz.lm.engine import eos_ids
+
+    fake = SimpleNamespace(target=SimpleNamespace(model=SimpleNamespace(generation_config=SimpleNamespace(
+        eos_token_id=[1, 2]))), tokenizer=SimpleNamespace(eos_token_id=0))
+    assert eos_ids(fake) == {0, 1, 2}
+    free = speculative_generate(pair, [0], 60, 3, seed=4).new_ids
+    first = free.index(2)  # the toy emits token 2 somewhere in 60 tokens
+    tok_pair = Pair(pair.target, pair.draft, tokenizer=SimpleNamespace(eos_token_id=2, decode=lambda ids, **k: ""))
+    for gen in (lambda: speculative_generate(tok_pair, [0], 60, 3, seed=4, stop_at_eos=True),
+                lambda: autoregressive_generate(tok_pair, [0], 60, seed=4, stop_at_eos=True)):
+        ids = gen().new_ids
+        assert ids[-1] == 2 and 2 not in ids[:-1]
+    assert speculative_generate(tok_pair, [0], 60, 3, seed=4, stop_at_eos=True).new_ids == free[: first + 1]

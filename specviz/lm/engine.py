@@ -176,6 +176,18 @@ def _check_common(max_new_tokens, gamma, sampling_kw):
     return Sampling(**sampling_kw)
 
 
+def eos_ids(pair_or_model) -> set:
+    """Ids that end a generation: the tokenizer's end token and the target's generation_config ones."""
+    out = set()
+    tok_eos = getattr(getattr(pair_or_model, "tokenizer", None), "eos_token_id", None)
+    model = getattr(getattr(pair_or_model, "target", pair_or_model), "model", None)
+    cfg_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    for e in (tok_eos, cfg_eos):
+        if e is not None:
+            out.update(int(x) for x in (e if isinstance(e, (list, tuple)) else [e]))
+    return out
+
+
 def _device(model) -> torch.device:
     return torch.device(getattr(model, "device", None) or "cpu")
 
@@ -240,7 +252,7 @@ class SpeculativeEngine:
         gen_t = make_generator(seed, _device(pair.target))
         gen_d = gen_t if _device(pair.draft) == _device(pair.target) else make_generator(
             int(torch.randint(2 ** 62, (1,), generator=gen_t, device=_device(pair.target))), _device(pair.draft))
-        eos = getattr(getattr(pair, "tokenizer", None), "eos_token_id", None) if stop_at_eos else None
+        eos = eos_ids(pair) if stop_at_eos else set()
         result = GenerationResult(list(ids), [], gamma=int(gamma), tokenizer=getattr(pair, "tokenizer", None))
         t_start = time.perf_counter()
         with torch_threads(threads), torch.inference_mode():
@@ -257,8 +269,9 @@ class SpeculativeEngine:
                 if on_step is not None and on_step(rec) is False:
                     result.stopped = True
                     break
-                if eos is not None and eos in emitted:
-                    result.new_ids = result.new_ids[: result.new_ids.index(eos) + 1]
+                hit = [i for i, t in enumerate(result.new_ids[len(result.new_ids) - len(emitted):]) if t in eos]
+                if hit:
+                    result.new_ids = result.new_ids[: len(result.new_ids) - len(emitted) + hit[0] + 1]
                     break
         result.seconds = time.perf_counter() - t_start
         result.text = _decode(pair, result.new_ids)
@@ -384,8 +397,8 @@ def autoregressive_generate(model_or_pair, prompt, max_new_tokens=64, temperatur
     _check_room((model,), len(ids), max_new_tokens)
     gen = make_generator(seed, _device(model))
     tok = getattr(model_or_pair, "tokenizer", None)
-    eos = getattr(tok, "eos_token_id", None) if stop_at_eos else None
-    per_token = on_token is not None or eos is not None
+    eos = eos_ids(model_or_pair) if stop_at_eos else set()
+    per_token = on_token is not None or bool(eos)
     result = GenerationResult(list(ids), [], tokenizer=tok)
     out = []  # (1,) device tensors
     t0 = time.perf_counter()
@@ -399,7 +412,7 @@ def autoregressive_generate(model_or_pair, prompt, max_new_tokens=64, temperatur
                 if on_token is not None and on_token(y_id) is False:
                     result.stopped = True
                     break
-                if y_id == eos:
+                if y_id in eos:
                     break
             if i < max_new_tokens - 1:
                 sess.feed(y)
