@@ -32,7 +32,8 @@ TF_FLOOR_DEPS := tokenizers==0.21.0 huggingface-hub==0.30.0 gguf==0.17.1 acceler
 FLOOR_DIR     := .venv-floor/transformers-$(TF_FLOOR)
 FLOOR_STAMP   := $(FLOOR_DIR)/.specviz-installed
 FLOOR_TESTS   := tests/test_lm_compat.py tests/test_lm_loading.py tests/test_lm_bundled.py \
-                 tests/test_lm_engine.py tests/test_lm_prompt_lookup.py tests/test_lm_smollm2.py
+                 tests/test_lm_engine.py tests/test_lm_prompt_lookup.py tests/test_lm_smollm2.py \
+                 tests/test_lm_static_cache.py
 
 # Playwright drives Debian's Chromium, never a downloaded browser.
 CHROMIUM    ?= /usr/bin/chromium

@@ -260,6 +260,9 @@ def add_run_parser(sub) -> None:
     run.add_argument("--top-p", type=float, default=None, help="nucleus filtering (default off)")
     run.add_argument("--seed", type=positive_int, default=0, help="random seed (default %(default)s)")
     run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default %(default)s)")
+    run.add_argument("--static-cache", action="store_true", help="preallocated KV caches (StaticCache)")
+    run.add_argument("--compile", action="store_true",
+                     help="static caches + torch.compile (CUDA graphs on a GPU; a long warm-up on a CPU)")
     run.add_argument("--no-chat", action="store_true", help="do not apply the tokenizer's chat template")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.set_defaults(func=cmd_run)
@@ -275,7 +278,8 @@ def cmd_run(args, extra=()) -> int:
     try:
         if extra:
             raise ValueError(f"unexpected arguments after --: {' '.join(extra)}")
-        pair = load_pair(args.target, args.draft, device=args.device)
+        pair = load_pair(args.target, args.draft, device=args.device, static_cache=args.static_cache,
+                         compile=args.compile)
         out = compare(pair, args.prompt, max_new_tokens=args.max_new_tokens, gamma=args.gamma,
                       temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
                       chat=False if args.no_chat else "auto")

@@ -13,9 +13,10 @@ from .models import HFModel, LanguageModel, NGramModel, Session
 from .payoff import payoff_table
 from .prompt_lookup import PromptLookupModel
 from .run import compare
+from .static_cache import StaticHFModel
 from .stats import SpecStats, spec_stats
 
 __all__ = ["GenerationResult", "SpeculativeEngine", "StepRecord", "autoregressive_generate", "process_logits",
            "process_probs", "speculative_generate", "BUNDLED_DIR", "Pair", "format_prompt", "load_pair",
            "pick_device", "HFModel", "LanguageModel", "NGramModel", "Session", "payoff_table", "PromptLookupModel",
-           "compare", "SpecStats", "spec_stats"]
+           "compare", "SpecStats", "spec_stats", "StaticHFModel"]

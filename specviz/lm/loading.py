@@ -463,7 +463,8 @@ def _wrap(model, name: str, device, explicit_device: bool) -> LanguageModel:
 
 
 def load_pair(target="bundled", draft="bundled", device="auto", dtype=None, check_tokenizers=True, *,
-              tokenizer=None, progress=None, hf_progress=None) -> Pair:
+              tokenizer=None, progress=None, hf_progress=None, static_cache=False, compile=False,
+              verify_bucket=(2, 5)) -> Pair:
     """Load target and draft causal LMs that share a vocabulary.
 
     Each of `target`, `draft` is one of:
@@ -480,7 +481,10 @@ def load_pair(target="bundled", draft="bundled", device="auto", dtype=None, chec
     are. `progress`: None logs one line per stage to the `specviz.lm.loading` logger,
     True prints them to stderr, False drops them, a callable receives them.
     `hf_progress`: None leaves Hugging Face's own progress bars as they are; True/False
-    shows/hides them during this call only. If the embedding tables are padded to
+    shows/hides them during this call only. `static_cache=True` gives each Hugging Face model
+    a preallocated StaticCache (`specviz.lm.static_cache`); `compile=True` also compiles its
+    decode and verify steps (CUDA graphs on a GPU; tens of seconds of warm-up on a CPU), verify
+    chunks padded up to a `verify_bucket` length ((2, 5) covers the draft's 2-token feeds and γ = 4). If the embedding tables are padded to
     different sizes, only the shared vocabulary is compared.
     """
     say = _reporter(progress)
@@ -527,7 +531,23 @@ def load_pair(target="bundled", draft="bundled", device="auto", dtype=None, chec
         say(f"draft: prompt lookup over the target's {shared} tokens (suffixes of {d_lm.max_ngram} to "
             f"{d_lm.min_ngram} tokens)")
     t_lm, d_lm = _shrink(t_lm, shared), _shrink(d_lm, shared)
+    if static_cache or compile:
+        t_lm, d_lm = (_static(lm, compile, verify_bucket, say) for lm in (t_lm, d_lm))
     return Pair(t_lm, d_lm, t_tok, dev)
+
+
+def _static(lm: LanguageModel, compile: bool, verify_bucket, say) -> LanguageModel:
+    """An HFModel moved onto a preallocated StaticCache (compiled with compile=True); other models as they are."""
+    if not isinstance(lm, HFModel):
+        return lm
+    from .static_cache import StaticHFModel
+
+    fast = StaticHFModel(lm.model, lm.name, vocab_size=lm.vocab_size, compile=compile,
+                         verify_bucket=verify_bucket if compile else None)
+    if compile:
+        say(f"{lm.name}: compiling the static-cache step (a long warm-up on a CPU)")
+        say(f"{lm.name}: compiled in {fast.warmup():.1f} s")
+    return fast
 
 
 def _shrink(lm: LanguageModel, vocab_size: int) -> LanguageModel:
