@@ -7,6 +7,7 @@ second time against the lowest transformers that pyproject.toml admits (`make te
 the installed version is part of every test id, so the floor run shows in the output.
 """
 
+import os
 import re
 
 import numpy as np
@@ -20,6 +21,7 @@ from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_
 from specviz.lm.models import cache_keyword
 
 TF = transformers.__version__
+DEVICE = os.environ.get("SPECVIZ_TEST_DEVICE", "cpu")  # benchmarks/bench_gpu.py reruns these on cuda
 N_NEW = 24
 PROMPTS = ["ROMEO:\n", "To be, or not to be", "The quality of mercy", "Enter "]
 ATOL = 1e-4  # float32 logits, cached vs uncached attention
@@ -29,7 +31,7 @@ MIN_GAP = 1e-3  # greedy comparisons need the argmax to be clear of float32 roun
 @pytest.fixture(scope="module", params=["bundled", "gpt2", "llama"], ids=lambda kind: f"{kind}-transformers-{TF}")
 def pair(request, tmp_path_factory):
     if request.param == "bundled":
-        return load_pair(device="cpu")
+        return load_pair(device=DEVICE)
     root = tmp_path_factory.mktemp(request.param)
     make = tiny_checkpoint if request.param == "gpt2" else tiny_llama_checkpoint
     # Weights from our own seeded generator (the same on every transformers version); init_std 0.3
@@ -37,7 +39,7 @@ def pair(request, tmp_path_factory):
     # greedy drafts are accepted about 2 times in 3 and both acceptance and rejection paths run.
     target = make(root / "target", layers=2, width=64, seed=1, init_std=0.3)
     draft = make(root / "draft", layers=2, width=64, seed=1, init_std=0.3, perturb=0.04)
-    return load_pair(str(target), str(draft), device="cpu")
+    return load_pair(str(target), str(draft), device=DEVICE)
 
 
 def prompt_ids(pair, text):
@@ -46,7 +48,7 @@ def prompt_ids(pair, text):
 
 def hf_greedy(model: HFModel, ids, n):
     """transformers' own greedy continuation of `ids` (n tokens, no stopping at EOS)."""
-    x = torch.tensor([ids])
+    x = torch.tensor([ids], device=model.device)
     out = model.model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
                                min_new_tokens=0, eos_token_id=None, pad_token_id=0)
     return out[0, len(ids):].tolist()

@@ -178,7 +178,7 @@ class LiveView:
         verify = stats.verify_step_s / t_t if (c is not None and math.isfinite(stats.verify_step_s)) else None
         text = payoff_sentence(min(max(stats.alpha, 0.0), 1.0), c, verify=verify)
         self.payoff_html.value = (f"<div style='font-size:13px;padding:0 8px'>{html.escape(text)} "
-                                  f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, §3.3)"
+                                  f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, Corollary 3.9)"
                                   "</span></div>")
 
     def show_sweep(self, data) -> None:

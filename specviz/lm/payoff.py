@@ -3,7 +3,7 @@
 With per-position acceptance α (i.i.d.), γ drafts per verify step and a draft step that
 costs c target steps, a verify step emits (1 − α^(γ+1)) / (1 − α) tokens in the time of
 γc + 1 target steps (Leviathan et al. 2023, "Fast Inference from Transformers via
-Speculative Decoding", arXiv:2211.17192, §3.3, Theorem 3.8). The bound assumes that
+Speculative Decoding", arXiv:2211.17192, Theorem 3.8). The bound assumes that
 scoring γ + 1 tokens in one target pass costs about one target step, which holds when the
 target is memory-bound: at batch size 1 its time goes into reading the weights, not into
 arithmetic (Chen et al. 2023, "Accelerating Large Language Model Decoding with Speculative

@@ -1,0 +1,339 @@
+"""The project's one GPU check: correctness on the device, then speed, in under five minutes.
+
+    python benchmarks/bench_gpu.py                  # CUDA when torch sees a GPU, else CPU
+    python benchmarks/bench_gpu.py --device cpu     # the same checks on the CPU (smaller big pair)
+    python benchmarks/bench_gpu.py --quick          # fewer tokens (a smoke run)
+
+Needs only torch + transformers + numpy + scipy (no plotly / jupyter), so it runs on a bare GPU
+image. It prints markdown tables and writes them, with a JSON copy, to $OUT (or ./artifacts/).
+
+Checks (each PASS/FAIL):
+1. the lm tests that need no plotting (`pytest tests/test_lm_engine.py tests/test_lm_compat.py ...`)
+   run with SPECVIZ_TEST_DEVICE set to this device;
+2. greedy equality on the device: the bundled pair, speculative (γ = 1, 4) == plain == transformers'
+   `generate(do_sample=False)`, token for token;
+3. the cached session's next-token distribution == an uncached forward, every step, on the device;
+4. the torch sampler on the device: verify_chain_torch on the tutorial's p, q, 10^6 rows, chi-square
+   against p (false-alarm rate 1e-3), and no token with p = 0.
+
+Speed (batch 1, temperature 1, no top-k, after a warm-up):
+- per-token floor of each model: eager with a host sync every token, eager without syncs, static
+  cache + torch.compile (CUDA graphs on a GPU; with --compile on a CPU, where warm-up is long);
+- tokens/s: plain decoding, speculative γ sweep, transformers `generate`, transformers assisted
+  generation, for the bundled pair and a random-init GPT-2 pair (~300 M / ~25 M in bf16 on a GPU;
+  a smaller one on a CPU), with the cost-model prediction E[tokens/step] t_target / (γ t_draft + t_verify).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
+from specviz.lm.stats import spec_stats  # noqa: E402
+from specviz.torch_sampling import verify_chain_torch  # noqa: E402
+
+PROMPTS = ["ROMEO:\nBut soft, what light", "HAMLET:\nTo be, or not to be,", "KING HENRY:\nOnce more unto the"]
+LM_TESTS = ["tests/test_lm_engine.py", "tests/test_lm_compat.py", "tests/test_lm_stats.py",
+            "tests/test_lm_prompt_lookup.py", "tests/test_lm_static_cache.py"]
+
+
+def sync(dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def table(header, rows) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ checks
+
+
+def check_pytest(dev, quick) -> tuple[bool, str]:
+    files = [f for f in LM_TESTS if (ROOT / f).exists()]
+    env = dict(os.environ, SPECVIZ_TEST_DEVICE=dev.type, SPECVIZ_SKIP_SMOLLM2="1")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not slow", *files]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    last = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
+    return r.returncode == 0, f"{last} ({time.perf_counter() - t0:.0f} s)"
+
+
+def check_greedy(pair, dev, n) -> tuple[bool, str]:
+    tok = pair.tokenizer
+    bad = []
+    for prompt in PROMPTS:
+        ids = tok.encode(prompt, add_special_tokens=False)
+        ar = autoregressive_generate(pair, ids, n, temperature=0).new_ids
+        x = torch.tensor([ids], device=dev)
+        with torch.inference_mode():
+            hf = pair.target.model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
+                                            pad_token_id=tok.eos_token_id)[0, len(ids):].tolist()
+        for g in (1, 4):
+            spec = speculative_generate(pair, ids, n, g, temperature=0).new_ids
+            if not (spec == ar == hf):
+                bad.append(f"{prompt[:12]!r} γ={g}")
+    return not bad, f"{len(PROMPTS)} prompts x γ in (1, 4), {n} tokens" + (f"; differ: {bad}" if bad else "")
+
+
+def check_cache(pair, n) -> tuple[bool, str]:
+    m = pair.target
+    ids = pair.tokenizer.encode(PROMPTS[0], add_special_tokens=False)
+    s = m.session(ids)
+    worst = 0.0
+    for i in range(n):
+        full = m.full_logits(s.tokens)[-1]
+        worst = max(worst, float((torch.softmax(full, -1) - torch.softmax(s.next_logits, -1)).abs().max()))
+        s.feed([int(s.next_logits.argmax())] * (1 + i % 3))
+        if i % 4 == 3:
+            s.truncate(s.length - 2)
+    return worst < 1e-4, f"{n} steps (feeds of 1-3 tokens, truncations), max |Δp| = {worst:.1e}"
+
+
+def check_sampler(dev, rows) -> tuple[bool, str]:
+    from scipy import stats
+
+    p = torch.tensor([0.6, 0.3, 0.1, 0.0], dtype=torch.float64, device=dev)
+    q = torch.tensor([0.4, 0.5, 0.05, 0.05], dtype=torch.float64, device=dev)
+    gen = torch.Generator(device=dev).manual_seed(0)
+    P, Q = p.expand(rows, 4), q.expand(rows, 4)  # each row: one γ=1 step, no bonus
+    drafts = torch.multinomial(Q, 1, generator=gen)[:, 0]
+    # one verify per row, batched: draft j is row j; verify_chain_torch's row-wise parts do the work
+    p_x, q_x = P.gather(-1, drafts[:, None])[:, 0], Q.gather(-1, drafts[:, None])[:, 0]
+    u = torch.rand(rows, generator=gen, device=dev, dtype=torch.float64)
+    from specviz.torch_sampling import categorical_torch, residual_rows
+
+    out = torch.where(u * q_x < p_x, drafts, categorical_torch(residual_rows(P, Q), gen))
+    counts = torch.bincount(out, minlength=4).cpu().numpy()
+    v = verify_chain_torch(P[:3], Q[:3], drafts[:3], gen)  # the engine's entry point runs on this device
+    ok_zero = counts[3] == 0
+    pv = stats.chisquare(counts[:3], p[:3].cpu().numpy() * rows).pvalue
+    return bool(ok_zero and pv >= 1e-3 and int(v.accepted) <= 3), (
+        f"{rows:,} rows, chi-square p = {pv:.3f}, tokens with p = 0: {counts[3]}")
+
+
+# ------------------------------------------------------------------------------ speed
+
+
+def per_token_floor(model: HFModel, dev, n, compile_static) -> dict:
+    """ms/token of one model with a KV cache: host sync every token / no sync / static cache (+ compile)."""
+    ids = list(range(1, 9))
+    out = {}
+    s = model.session(ids)
+    s.feed([1] * 4)
+    sync(dev)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        s.feed([int(s.next_logits.argmax())])  # int(): a host sync every token
+    out["eager, host sync every token"] = (time.perf_counter() - t0) / n * 1e3
+    s = model.session(ids)
+    sync(dev)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        s.feed(s.next_logits.argmax()[None])  # stays on the device
+    sync(dev)
+    out["eager, no sync"] = (time.perf_counter() - t0) / n * 1e3
+    try:
+        from specviz.lm.static_cache import StaticHFModel
+    except ImportError:
+        return out
+    for compiled in ((False, True) if compile_static else (False,)):
+        fast = StaticHFModel(model.model, model.name + "-static", vocab_size=model.vocab_size,
+                             max_length=len(ids) + n + 16, compile=compiled)
+        t_w = time.perf_counter()
+        if compiled:
+            fast.warmup()
+        s = fast.session(ids)
+        for _ in range(3):
+            s.feed(s.next_logits.argmax()[None])
+        sync(dev)
+        warm = time.perf_counter() - t_w
+        s = fast.session(ids)
+        sync(dev)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            s.feed(s.next_logits.argmax()[None])
+        sync(dev)
+        key = "static cache + torch.compile" if compiled else "static cache, eager"
+        out[key] = (time.perf_counter() - t0) / n * 1e3
+        if compiled:
+            out["compile warm-up s"] = warm
+    return out
+
+
+def hf_tps(model, tok_ids, n, dev, assistant=None) -> float:
+    x = torch.tensor([tok_ids], device=dev)
+    kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=True, top_k=0, top_p=1.0, temperature=1.0,
+              attention_mask=torch.ones_like(x), pad_token_id=0)
+    if assistant is not None:
+        kw["assistant_model"] = assistant
+    torch.manual_seed(0)
+    with torch.inference_mode():
+        model.generate(x, **dict(kw, max_new_tokens=4, min_new_tokens=4))
+        sync(dev)
+        t0 = time.perf_counter()
+        out = model.generate(x, **kw)
+        sync(dev)
+    return (out.shape[1] - x.shape[1]) / (time.perf_counter() - t0)
+
+
+def speed_table(pair, prompt_ids, n, gammas, dev, hf=True) -> tuple[list, dict]:
+    """Rows of (decoder, tokens/s, acceptance, α, speed-up vs plain, cost model) on one pair."""
+    kw = dict(temperature=1.0, threads=1 if dev.type == "cpu" else None)
+    autoregressive_generate(pair, prompt_ids, 8, seed=0, **kw)
+    speculative_generate(pair, prompt_ids, 8, 2, seed=0, **kw)
+    ar = autoregressive_generate(pair, prompt_ids, n, seed=0, **kw)
+    ar_tps = ar.tokens_per_second
+    t_target = 1 / ar_tps
+    rows = [["plain decoding (this engine)", f"{ar_tps:.0f}", "", "", "1.00x", ""]]
+    if hf:
+        rows.append(["transformers generate", f"{hf_tps(pair.target.model, prompt_ids, n, dev):.0f}", "", "", "", ""])
+        try:
+            a = hf_tps(pair.target.model, prompt_ids, n, dev, assistant=pair.draft.model)
+            rows.append(["transformers assisted generation", f"{a:.0f}", "", "", f"{a / ar_tps:.2f}x", ""])
+        except Exception as e:  # noqa: BLE001 - report, don't stop the check
+            rows.append(["transformers assisted generation", f"failed: {type(e).__name__}", "", "", "", ""])
+    best = {"gamma": None, "speedup": 0.0, "predicted": float("nan")}
+    for g in gammas:
+        r = speculative_generate(pair, prompt_ids, n, g, seed=0, **kw)
+        st = spec_stats(r)
+        sp = r.tokens_per_second / ar_tps
+        pred = st.predicted_speedup(t_target)
+        rows.append([f"speculative γ={g}", f"{r.tokens_per_second:.0f}", f"{st.acceptance_rate:.3f}",
+                     f"{st.alpha:.3f}", f"{sp:.2f}x", f"{pred:.2f}x"])
+        if sp > best["speedup"]:
+            best = {"gamma": g, "speedup": sp, "predicted": pred}
+    return rows, best
+
+
+def random_pair(dev, big: bool):
+    """A random-init GPT-2 target/draft pair (~300 M / ~25 M params when big) sharing a 50,257 vocabulary."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    if big:
+        t_cfg = dict(n_layer=24, n_embd=1024, n_head=16)
+        d_cfg = dict(n_layer=2, n_embd=384, n_head=6)
+    else:
+        t_cfg = dict(n_layer=6, n_embd=512, n_head=8)
+        d_cfg = dict(n_layer=1, n_embd=256, n_head=4)
+    models = []
+    for cfg, name in ((t_cfg, "random-target"), (d_cfg, "random-draft")):
+        m = GPT2LMHeadModel(GPT2Config(vocab_size=50257, n_positions=1024, **cfg)).to(dev, dtype).eval()
+        models.append(HFModel(m, name))
+    params = [sum(p.numel() for p in m.model.parameters()) / 1e6 for m in models]
+    return Pair(*models, tokenizer=None, device=dev.type), params
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="auto", help="cuda, cpu or auto (default)")
+    ap.add_argument("--quick", action="store_true", help="fewer tokens, fewer γ (a smoke run)")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile on a CPU (long warm-up)")
+    ap.add_argument("--skip-pytest", action="store_true")
+    args = ap.parse_args(argv)
+    dev = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                       ("cpu" if args.device == "auto" else args.device))
+    if dev.type == "cpu":
+        torch.set_num_threads(1)
+    n = 32 if args.quick else 128
+    gammas = (1, 4) if args.quick else (1, 2, 3, 4, 6, 8)
+    import transformers
+
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU ({os.cpu_count()} cores, 1 thread)"
+    report = [f"# specviz GPU check on {name}", "",
+              f"torch {torch.__version__}, transformers {transformers.__version__}, python {sys.version.split()[0]}", ""]
+    results = {"device": name, "torch": torch.__version__, "transformers": transformers.__version__, "checks": {}}
+    t_all = time.perf_counter()
+    pair = load_pair(device=dev.type)
+    checks = []
+    if not args.skip_pytest:
+        checks.append(("lm tests (pytest, not slow)", *check_pytest(dev, args.quick)))
+    checks.append(("greedy equality (bundled pair)", *check_greedy(pair, dev, 24 if args.quick else 48)))
+    checks.append(("cached == uncached distribution", *check_cache(pair, 16)))
+    checks.append(("torch sampler chi-square", *check_sampler(dev, 200_000 if args.quick else 1_000_000)))
+    report += ["## Checks", "", table(["check", "result", "detail"],
+                                      [(c, "PASS" if ok else "FAIL", d) for c, ok, d in checks]), ""]
+    results["checks"] = {c: {"pass": ok, "detail": d} for c, ok, d in checks}
+    print("\n".join(report), flush=True)
+
+    floor_rows = []
+    for role, m in (("target", pair.target), ("draft", pair.draft)):
+        f = per_token_floor(m, dev, 32 if args.quick else 128, compile_static=dev.type == "cuda" or args.compile)
+        results[f"floor_{role}"] = f
+        floor_rows += [(role, k, f"{v:.3f}" if "warm-up" not in k else f"{v:.1f} s") for k, v in f.items()]
+    sec = ["## Per-token floor, bundled pair (ms/token, KV cache, batch 1)", "",
+           table(["model", "path", "ms/token"], floor_rows), ""]
+    c_eager = results["floor_draft"]["eager, no sync"] / results["floor_target"]["eager, no sync"]
+    sec.append(f"draft/target cost ratio c, eager without syncs: {c_eager:.2f}")
+    if "static cache + torch.compile" in results["floor_target"]:
+        c_floor = results["floor_draft"]["static cache + torch.compile"] / results["floor_target"][
+            "static cache + torch.compile"]
+        sec.append(f"c at the compiled floor: {c_floor:.2f}")
+    print("\n".join(sec), flush=True)
+    report += sec + [""]
+
+    ids = pair.tokenizer.encode(PROMPTS[0], add_special_tokens=False)
+    rows, best = speed_table(pair, ids, n, gammas, dev)
+    sec = ["", "## Tokens/s, bundled pair", "", table(["decoder", "tokens/s", "acceptance", "α", "vs plain",
+                                                       "cost model"], rows), "",
+           f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
+           f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x"]
+    print("\n".join(sec), flush=True)
+    report += sec
+    results["bundled"] = {"rows": rows, "best": best}
+
+    if dev.type == "cuda" or args.compile:
+        t_c = time.perf_counter()
+        cpair = load_pair(device=dev.type, compile=True, verify_bucket=(2, 5), progress=False)
+        warm = time.perf_counter() - t_c
+        crows, cbest = speed_table(cpair, ids, n, (1, 2, 4), dev, hf=False)
+        plain_c = float(crows[0][1])
+        floor_ms = results["floor_target"].get("static cache + torch.compile", float("nan"))
+        sec = ["", f"## Tokens/s, bundled pair, static cache + torch.compile (warm-up {warm:.0f} s)", "",
+               table(["decoder", "tokens/s", "acceptance", "α", "vs plain (compiled)", "cost model"], crows), "",
+               f"plain decoding compiled: {plain_c:.0f} tokens/s = {1e3 / plain_c:.3f} ms/token, "
+               f"{(1e3 / plain_c) / floor_ms:.2f}x the compiled per-token floor ({floor_ms:.3f} ms); best γ = "
+               f"{cbest['gamma']}: {cbest['speedup']:.2f}x, {cbest['speedup'] / cbest['predicted']:.2f} of the "
+               f"cost model's {cbest['predicted']:.2f}x"]
+        print("\n".join(sec), flush=True)
+        report += sec
+        results["bundled_compiled"] = {"rows": crows, "best": cbest, "warmup_s": warm}
+
+    big = dev.type == "cuda"
+    rpair, params = random_pair(dev, big)
+    rows, best = speed_table(rpair, list(range(10, 42)), n if big else min(n, 64), gammas, dev)
+    sec = ["", f"## Tokens/s, random-init GPT-2 pair {params[0]:.0f} M / {params[1]:.0f} M params "
+               f"({'bf16' if big else 'fp32'})", "",
+           table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows), "",
+           f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
+           f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x"]
+    print("\n".join(sec), flush=True)
+    report += sec
+    results["random_pair"] = {"params_m": params, "rows": rows, "best": best}
+    report += ["", f"total {time.perf_counter() - t_all:.0f} s"]
+    print(report[-1])
+    out = Path(os.environ.get("OUT") or ROOT / "artifacts")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_gpu.md").write_text("\n".join(report) + "\n")
+    (out / "bench_gpu.json").write_text(json.dumps(results, indent=1, default=str))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
