@@ -71,6 +71,8 @@ import ipywidgets as W  # noqa: E402
 import numpy as np  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
 
+from .htmlkit import html_table  # noqa: E402
+
 from . import figures as F
 from .audit import audit
 from .rules import RULES, get_rule, rule_joint
@@ -189,15 +191,7 @@ def _verdict_html(report, what: str) -> str:
             f"{what}: {html.escape(report.explanation)}")
 
 
-def _html_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
-    cell = "padding:2px 10px;text-align:right;border-bottom:1px solid #eee"
-    out = ["<table style='border-collapse:collapse;font-size:13px'>"]
-    if header:
-        out.append("<tr>" + "".join(f"<th style='{cell}'>{h}</th>" for h in header) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in r) + "</tr>")
-    out.append("</table>")
-    return "".join(out)
+_html_table = html_table  # the name the apps below (and older code) use
 
 
 def _safe(method):

@@ -75,3 +75,22 @@ def tiny_llama_checkpoint(folder: Path, layers=2, width=32, heads=4, kv_heads=2,
     model.save_pretrained(folder)
     byte_tokenizer().save_pretrained(folder)
     return folder
+
+
+HOST_READS = ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu")
+
+
+def spy_host_reads(monkeypatch) -> list:
+    """Record the name of every Tensor method call that copies to the host (a GPU sync); returns the log."""
+    import torch
+
+    reads = []
+    for name in HOST_READS:
+        orig = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _orig=orig, _name=name, **k):
+            reads.append(_name)
+            return _orig(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    return reads

@@ -16,7 +16,7 @@ import pytest
 import torch
 import transformers
 
-from lm_fixtures import tiny_checkpoint, tiny_llama_checkpoint
+from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint
 from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_generate
 from specviz.lm.models import cache_keyword
 
@@ -167,15 +167,7 @@ def test_one_host_read_per_verify_step_with_real_sessions(pair, monkeypatch):
     Counted on CPU by spying on every Tensor method that copies to the host (on a GPU each one
     would be a synchronisation); transformers' own forward must not add any either.
     """
-    reads = []
-    for name in ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu"):
-        orig = getattr(torch.Tensor, name)
-
-        def spy(self, *a, _orig=orig, _name=name, **k):
-            reads.append(_name)
-            return _orig(self, *a, **k)
-
-        monkeypatch.setattr(torch.Tensor, name, spy)
+    reads = spy_host_reads(monkeypatch)
     marks = []
     r = speculative_generate(pair, [1, 2, 3], 40, 4, seed=0, on_step=lambda rec: marks.append(len(reads)))
     monkeypatch.undo()

@@ -16,6 +16,8 @@ from specviz.lm import (LanguageModel, NGramModel, Pair, Session, SpeculativeEng
                         speculative_generate)
 from specviz.standardize import Sampling
 
+from lm_fixtures import spy_host_reads
+
 ALPHA = 1e-4
 L = 3  # continuation length
 
@@ -341,18 +343,8 @@ class _DeviceTableSession(Session):
 
 def test_one_host_read_per_verify_step(monkeypatch):
     """Between two verify steps nothing leaves the device except one transfer (counted on CPU by patching)."""
-    import torch
-
     pair = Pair(DeviceTable(50, 0, "t"), DeviceTable(50, 1, "d"))
-    reads = []
-    for name in ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu"):
-        orig = getattr(torch.Tensor, name)
-
-        def spy(self, *a, _orig=orig, _name=name, **k):
-            reads.append(_name)
-            return _orig(self, *a, **k)
-
-        monkeypatch.setattr(torch.Tensor, name, spy)
+    reads = spy_host_reads(monkeypatch)
     steps = []
     r = SpeculativeEngine().generate(pair, [1, 2], 40, 4, seed=0, on_step=lambda rec: steps.append(len(reads)))
     per_step = np.diff([0] + steps)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import math
 
+from ..htmlkit import html_table  # noqa: F401  (re-exported for the live view)
 from .results import FATE_COLORS, FATE_LABELS
 
 DIM_STYLE = "color:#57606a"
@@ -35,18 +36,6 @@ def fmt_number(v, spec=".3f", suffix="") -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "—"
     return f"{v:{spec}}{suffix}"
-
-
-def html_table(rows, header=None) -> str:
-    """A compact HTML table of already formatted cells (the look of the other specviz apps' tables)."""
-    cell = "padding:2px 10px;text-align:right;border-bottom:1px solid #eee"
-    out = ["<table style='border-collapse:collapse;font-size:13px'>"]
-    if header:
-        out.append("<tr>" + "".join(f"<th style='{cell}'>{h}</th>" for h in header) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in r) + "</tr>")
-    out.append("</table>")
-    return "".join(out)
 
 
 def fates_of(steps) -> list:

@@ -301,11 +301,16 @@ class HFModel(LanguageModel):
     def session(self, prompt_ids):
         return _HFSession(self, prompt_ids)
 
-    @torch.inference_mode()
     def full_logits(self, ids) -> torch.Tensor:
         """(len(ids), V) float logits of one uncached forward pass over `ids`, on the model's device."""
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else [int(t) for t in ids]
-        if not ids:
-            raise ValueError("full_logits needs at least one token id")
-        x = torch.tensor([ids], dtype=torch.long, device=self.device)
-        return self.model(input_ids=x, use_cache=False).logits[0, :, : self.vocab_size].float()
+        return uncached_logits(self.model, ids, self.vocab_size, self.device)
+
+
+@torch.inference_mode()
+def uncached_logits(hf_model, ids, vocab_size: int, device) -> torch.Tensor:
+    """(len(ids), V) float logits of one forward pass without a cache (the reference for cached sessions)."""
+    ids = ids.tolist() if isinstance(ids, torch.Tensor) else [int(t) for t in ids]
+    if not ids:
+        raise ValueError("full_logits needs at least one token id")
+    x = torch.tensor([ids], dtype=torch.long, device=device)
+    return hf_model(input_ids=x, use_cache=False).logits[0, :, :vocab_size].float()

@@ -35,7 +35,8 @@ import weakref
 
 import torch
 
-from .models import LanguageModel, Session, cache_keyword, skip_padding_check, transformers_version
+from .models import (LanguageModel, Session, cache_keyword, skip_padding_check, transformers_version,
+                     uncached_logits)
 
 DEFAULT_MAX_LENGTH = 1024  # cache slots when max_length is not given (or the model's context, if shorter)
 
@@ -371,11 +372,6 @@ class StaticHFModel(LanguageModel):
             torch.set_num_threads(old)
         return time.perf_counter() - t0
 
-    @torch.inference_mode()
     def full_logits(self, ids) -> torch.Tensor:
         """(len(ids), V) logits of one uncached forward pass (for tests and exact enumeration)."""
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else [int(t) for t in ids]
-        if not ids:
-            raise ValueError("full_logits needs at least one token id")
-        x = torch.tensor([ids], dtype=torch.long, device=self.device)
-        return self.model(input_ids=x, use_cache=False).logits[0, :, : self.vocab_size].float()
+        return uncached_logits(self.model, ids, self.vocab_size, self.device)
