@@ -9,7 +9,7 @@ A `Session` is one model reading one growing token sequence with a cache:
 
 >>> lm = NGramModel.random(vocab_size=4, order=2, seed=0)
 >>> s = lm.session([1])
->>> s.feed([2, 3]).shape
+>>> tuple(s.feed([2, 3]).shape)
 (2, 4)
 >>> s.truncate(2); s.length
 2
