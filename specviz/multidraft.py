@@ -18,19 +18,23 @@ from fractions import Fraction
 
 import numpy as np
 
-from .theory import _positive_part
+from .theory import positive_part
 from .validate import as_pair, is_exact
 
 
-def _check_k(k) -> int:
+def check_draft_count(k) -> int:
+    """k as an int, the number of drafts (ValueError unless a whole number >= 1)."""
     if int(k) != k or k < 1:
         raise ValueError(f"k (number of drafts) must be an integer >= 1, got {k!r}")
     return int(k)
 
 
+_check_k = check_draft_count  # old name, until sampling.py imports the public one
+
+
 def _residual_step(R, q):
     """(R - q)+ normalised, and its mass Z (= P(reject) against R); R itself when Z = 0."""
-    r = _positive_part(R - q)
+    r = positive_part(R - q)
     z = r.sum()
     return (r / z if z > 0 else R), z
 
@@ -38,7 +42,7 @@ def _residual_step(R, q):
 def multi_draft_stages(p, q, k, update_residual=True):
     """Per stage i: (R_i, P(reach stage i)); the last entry is the fallback distribution."""
     p, q = as_pair(p, q)
-    k = _check_k(k)
+    k = check_draft_count(k)
     R, reach = p, (Fraction(1) if is_exact(p) else 1.0)
     stages = []
     fallback, _ = _residual_step(p, q)

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .theory import Joint, _ratio, acceptance_prob, resample_dist
+from .theory import Joint, safe_ratio, acceptance_prob, resample_dist
 from .validate import as_pair, is_exact
 
 
@@ -83,7 +83,7 @@ class TokenMatchRule(Rule):
 def _lenient_accept(p, q, l):
     if not l > 0:
         raise ValueError(f"lenience l must be > 0, got {l}")
-    return np.minimum(_ratio(p, q * l, where_zero=1), _one(p))
+    return np.minimum(safe_ratio(p, q * l, where_zero=1), _one(p))
 
 
 def _typical_accept(p, q, eps, delta):
@@ -189,5 +189,15 @@ def compare_rules(p, q, rules=None, params=None) -> list[RuleReport]:
     return out
 
 
-__all__ = ["Rule", "RULES", "register", "get_rule", "rule_joint", "output_dist", "rule_acceptance_rate",
+__all__ = ["Rule", "RULES", "register", "get_rule", "joint", "rule_joint", "output_dist", "rule_acceptance_rate",
            "is_lossless", "compare_rules", "RuleReport"]
+
+
+def joint(p, q) -> Joint:
+    """The lossless rule's decomposition: accept part min(p, q), reject part (p - q)+.
+
+    >>> j = joint([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    >>> j.output.round(12)
+    array([0.6, 0.3, 0.1])
+    """
+    return rule_joint(p, q, "lossless")

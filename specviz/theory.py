@@ -30,14 +30,14 @@ def _zero_like(arr):
     return Fraction(0) if is_exact(arr) else 0.0
 
 
-def _positive_part(x: np.ndarray) -> np.ndarray:
+def positive_part(x: np.ndarray) -> np.ndarray:
     """max(x, 0) elementwise, keeping Fractions exact."""
     if is_exact(x):
         return np.array([v if v > 0 else Fraction(0) for v in x], dtype=object)
     return np.maximum(x, 0.0)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, where_zero) -> np.ndarray:
+def safe_ratio(num: np.ndarray, den: np.ndarray, where_zero) -> np.ndarray:
     """num / den elementwise, `where_zero` where den == 0 (no division by zero)."""
     if is_exact(num):
         return np.array([n / d if d != 0 else Fraction(where_zero) for n, d in zip(num, den)], dtype=object)
@@ -63,7 +63,7 @@ def residual(p, q) -> np.ndarray:
     array([0.2, 0. , 0. ])
     """
     p, q = as_pair(p, q)
-    return _positive_part(p - q)
+    return positive_part(p - q)
 
 
 def acceptance_prob(p, q) -> np.ndarray:
@@ -73,7 +73,7 @@ def acceptance_prob(p, q) -> np.ndarray:
     array([1. , 0.6, 1. ])
     """
     p, q = as_pair(p, q)
-    ratio = _ratio(p, q, where_zero=1)
+    ratio = safe_ratio(p, q, where_zero=1)
     return np.minimum(ratio, Fraction(1) if is_exact(p) else 1.0)
 
 
@@ -113,7 +113,7 @@ def resample_dist(p, q) -> np.ndarray:
     array([0.5, 0.5])
     """
     p, q = as_pair(p, q)
-    r = _positive_part(p - q)
+    r = positive_part(p - q)
     z = r.sum()
     if z <= 0:
         return p.copy()
@@ -143,18 +143,6 @@ class Joint:
         return self.reject.sum()
 
 
-def joint(p, q) -> Joint:
-    """The lossless rule's decomposition: accept part min(p, q), reject part (p - q)+.
-
-    >>> j = joint([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
-    >>> j.output.round(12)
-    array([0.6, 0.3, 0.1])
-    """
-    from .rules import rule_joint
-
-    return rule_joint(p, q, "lossless")
-
-
 # ---------------------------------------------------------------- importance sampling
 
 
@@ -165,7 +153,7 @@ def importance_weights(p, q) -> np.ndarray:
     array([1.5, 0.6, 1. ])
     """
     p, q = as_pair(p, q)
-    return _ratio(p, q, where_zero=0)
+    return safe_ratio(p, q, where_zero=0)
 
 
 def importance_bias_mass(p, q):
@@ -191,7 +179,7 @@ def envelope_constant(p, q):
         return max(a / b for a, b in zip(p, q) if b > 0)
     if np.any((q == 0) & (p > 0)):
         return float("inf")
-    return float(np.max(_ratio(p, q, where_zero=0)))
+    return float(np.max(safe_ratio(p, q, where_zero=0)))
 
 
 def rejection_output_dist(p, q, M=None) -> np.ndarray:

@@ -79,3 +79,24 @@ def browser_context(chromium_executable, tmp_path):
             yield context
         finally:
             context.close()
+
+
+# The fast lane (`make test-fast`, pytest -m "not slow") leaves out whole files whose tests load real
+# models, run statistical checks on the real-model engine, or start servers and browsers.
+SLOW_FILES = {
+    "test_browser.py",  # Chromium + Voila / JupyterLab servers
+    "test_notebooks.py",  # execution of every notebook (the structure checks are quick but live here too)
+    "test_lm_smollm2.py",  # a 135 M-parameter model
+    "test_lm_compat.py",  # transformers' generate on three model pairs
+    "test_lm_bundled.py",  # the bundled pair: loading, greedy equality, exact two-token distribution
+    "test_lm_static_cache.py",  # StaticCache sessions, one torch.compile
+    "test_lm_prompt_lookup.py",  # 20,000 speculative runs against exact enumeration
+    "test_lm_live.py",  # the live view generating on the bundled pair
+    "test_lm_engine.py",  # chi-square tests over thousands of generations
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

@@ -274,3 +274,33 @@ def test_run_bad_input_exits_2_with_one_line(capsys, argv, message):
     rc = main(["run", "--max-new-tokens", "4", *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and message in err[-1] and err[-1].startswith("specviz run: error:")
+
+
+def test_an_installed_wheel_ships_the_notebooks(tmp_path):
+    """Built as a wheel and installed elsewhere, specviz finds its own notebooks and copies them out."""
+    import subprocess
+    import sys
+    import zipfile
+
+    repo = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(repo),
+                    "-w", str(tmp_path / "dist")], check=True, capture_output=True, timeout=300)
+    (wheel,) = (tmp_path / "dist").glob("specviz-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "specviz/notebooks/dashboard.ipynb" in names and "specviz/py.typed" in names
+    assert sum(n.startswith("specviz/notebooks/") and n.endswith(".ipynb") for n in names) >= 12
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    script = (
+        "import specviz, specviz.cli as c, sys; from pathlib import Path\n"
+        f"assert specviz.__file__.startswith({str(site)!r}), specviz.__file__\n"
+        "nb = c.find_notebooks_dir(); assert nb == c.packaged_notebooks() and (nb / 'dashboard.ipynb').is_file()\n"
+        "cmd = c.build_dashboard_command(nb / 'dashboard.ipynb'); assert any('dashboard.ipynb' in str(a) for a in cmd)\n"
+        "sys.exit(c.main(['notebooks', 'copy']))\n")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    r = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(site)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (work / "copy" / "05_the_proof_in_three_steps.ipynb").is_file()

@@ -40,8 +40,25 @@ def _name_of_spec(spec: str) -> str:
     return re.split(r"[\s<>=!~\[;@]", spec, maxsplit=1)[0]
 
 
-def pyproject_runtime_names(pyproject: dict) -> set[str]:
-    return {normalize(Requirement(dep).name) for dep in pyproject["project"]["dependencies"]}
+EXTRAS = ("lm", "apps", "export")  # everything [all] installs, as conda and Binder do
+
+
+def pyproject_requirements(pyproject: dict, extras=EXTRAS) -> list[Requirement]:
+    """The core dependencies plus those of `extras` (not `all`, which only names the others, nor `dev`)."""
+    project = pyproject["project"]
+    specs = list(project["dependencies"])
+    for extra in extras:
+        specs += project.get("optional-dependencies", {}).get(extra, [])
+    return [Requirement(d) for d in specs]
+
+
+def pyproject_runtime_names(pyproject: dict, extras=EXTRAS) -> set[str]:
+    return {normalize(r.name) for r in pyproject_requirements(pyproject, extras)}
+
+
+def requirement(pyproject: dict, name: str) -> Requirement:
+    """The requirement on `name` in the core or any extra."""
+    return next(r for r in pyproject_requirements(pyproject) if normalize(r.name) == name)
 
 
 def conda_env_names(env: dict) -> set[str]:
@@ -114,9 +131,10 @@ def test_comparison_reports_mismatches():
 # ---------------------------------------------------------------- the project's files
 
 
-EXPECTED_RUNTIME = {
-    "numpy", "scipy", "plotly", "ipywidgets", "anywidget", "jupyterlab", "notebook", "voila",
-    "torch", "transformers", "safetensors", "tokenizers", "gguf", "accelerate", "kaleido",
+EXPECTED_CORE = {"numpy", "scipy", "plotly", "ipywidgets", "anywidget"}
+EXPECTED_RUNTIME = EXPECTED_CORE | {
+    "jupyterlab", "notebook", "voila", "jupytext", "torch", "transformers", "safetensors", "tokenizers", "gguf",
+    "accelerate", "kaleido",
 }
 
 
@@ -125,6 +143,9 @@ def test_pyproject_metadata(pyproject):
     assert project["name"] == "specviz"
     assert project["requires-python"] == ">=3.10"
     assert pyproject_runtime_names(pyproject) == EXPECTED_RUNTIME
+    assert pyproject_runtime_names(pyproject, extras=()) == EXPECTED_CORE  # a plain install pulls no torch
+    assert {normalize(r.name) for r in pyproject_requirements(pyproject, extras=("lm",))} >= {"torch", "transformers"}
+    assert project["optional-dependencies"]["all"] == ["specviz[lm,apps,export]"]
     dev = {normalize(Requirement(d).name) for d in project["optional-dependencies"]["dev"]}
     assert {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel", "playwright",
             "pytest-timeout"} <= dev
@@ -166,8 +187,7 @@ def test_makefile_torch_pin_satisfies_pyproject(pyproject):
     pinned = Requirement(match.group(1))
     assert normalize(pinned.name) == "torch"
     (pin,) = [s for s in pinned.specifier if s.operator == "=="]
-    torch_req = next(Requirement(d) for d in pyproject["project"]["dependencies"]
-                     if normalize(Requirement(d).name) == "torch")
+    torch_req = requirement(pyproject, "torch")
     assert torch_req.specifier.contains(Version(pin.version)), (
         f"Makefile pins {pinned}, outside pyproject's {torch_req}: pip would fetch another torch"
     )
@@ -187,8 +207,7 @@ def test_transformers_floor_is_declared_everywhere_and_tested(pyproject):
     match = re.search(r"^TF_FLOOR\s*:?=\s*(\S+)\s*$", makefile, re.M)
     assert match, "Makefile must define TF_FLOOR := X.Y.Z (the version test-floor installs)"
     floors = {"Makefile": match.group(1), "specviz.lm.models": TRANSFORMERS_FLOOR}
-    floors["pyproject.toml"] = lower_bound(next(d for d in pyproject["project"]["dependencies"]
-                                                if normalize(Requirement(d).name) == "transformers"))
+    floors["pyproject.toml"] = lower_bound(str(requirement(pyproject, "transformers")))
     for env_file in ("environment.yml", "binder/environment.yml"):
         env = load_yaml(REPO / env_file)
         floors[env_file] = lower_bound(next(str(d) for d in env["dependencies"]
@@ -253,3 +272,44 @@ def test_binder_badges_script_rewrites_only_the_repository():
         mod.repo_from_remote("/srv/git/specviz")
     with pytest.raises(ValueError, match="owner/name"):
         mod.set_repo(text, "specviz")
+
+
+LIGHT_SCRIPT = r"""
+import sys
+for name in ("torch", "transformers", "jupyterlab", "voila"):
+    sys.modules[name] = None  # as if `pip install specviz` (no extras): importing them fails
+import specviz as sv
+import specviz.figures, specviz.widgets
+p, q = sv.TUTORIAL_P, sv.TUTORIAL_Q
+assert abs(sv.acceptance_rate(p, q) - 0.8) < 1e-12
+assert sv.spec_sample(p, q, n=1000, seed=0).tokens.shape == (1000,)
+sv.money_diagram(p, q)
+sv.money_diagram_app()
+for name, call in (("specviz.lm", lambda: __import__("specviz.lm")),
+                   ("spec_sample_torch", lambda: sv.spec_sample_torch(None, None))):
+    try:
+        call()
+    except ImportError as e:
+        assert "pip install 'specviz[lm]'" in str(e), (name, e)
+    else:
+        raise AssertionError(name + " imported without torch")
+from specviz.cli import main
+for cmd in ("lab", "dashboard"):
+    try:
+        main([cmd])
+    except SystemExit as e:
+        assert e.code == 2
+    else:
+        raise AssertionError(cmd + " ran without its app")
+print("light install ok")
+"""
+
+
+def test_the_light_install_works_without_torch_or_the_apps(tmp_path):
+    """Core, figures and widgets import and run with torch and the apps missing; the rest names its extra."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", LIGHT_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "light install ok" in r.stdout, r.stderr[-2000:]
+    assert "pip install 'specviz[apps]'" in r.stderr  # specviz lab / dashboard said which extra

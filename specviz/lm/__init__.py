@@ -6,6 +6,11 @@
 5
 """
 
+try:
+    import torch  # noqa: F401
+except ImportError as e:  # the light install: `pip install specviz` has no torch
+    raise ImportError("specviz.lm needs the [lm] extra (torch, transformers, ...): pip install 'specviz[lm]'") from e
+
 from .engine import (GenerationResult, SpeculativeEngine, StepRecord, autoregressive_generate, process_logits,
                      process_probs, speculative_generate)
 from .loading import BUNDLED_DIR, Pair, format_prompt, load_pair, pick_device
