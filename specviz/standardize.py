@@ -64,7 +64,8 @@ def standardize(logits, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
         out = np.zeros_like(z)
         out[int(np.argmax(z))] = 1.0
         return out
-    z = z / s.temperature
+    with np.errstate(over="ignore"):  # shifted first: a tiny temperature tends to the argmax, never NaN
+        z = (z - z.max()) / s.temperature
     if s.top_k:
         k = min(int(s.top_k), z.size)
         kth = np.sort(z)[-k]
