@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,12 +27,15 @@ def arr(values):
 # ----------------------------------------------------------------------------- money diagram
 
 
-@pytest.mark.parametrize("p, q", [
-    (P, Q),
-    ((0.5, 0.5), (0.5, 0.5)),                        # perfect draft: no residual
-    ((0.0, 0.7, 0.3), (1.0, 0.0, 0.0)),               # disjoint support: residual = p
-    ((0.1, 0.2, 0.3, 0.4), (0.25, 0.25, 0.25, 0.25)),
-])
+@pytest.mark.parametrize(
+    "p, q",
+    [
+        (P, Q),
+        ((0.5, 0.5), (0.5, 0.5)),  # perfect draft: no residual
+        ((0.0, 0.7, 0.3), (1.0, 0.0, 0.0)),  # disjoint support: residual = p
+        ((0.1, 0.2, 0.3, 0.4), (0.25, 0.25, 0.25, 0.25)),
+    ],
+)
 def test_money_diagram_traces_equal_overlap_and_residual(p, q):
     fig = F.money_diagram(p, q)
     assert isinstance(fig, go.Figure)
@@ -89,11 +96,14 @@ def test_money_diagram_patch_matches_the_built_figure():
     assert fig.layout.title.subtitle.text == ref.layout.title.subtitle.text
 
 
-@pytest.mark.parametrize("bad, match", [
-    (((0.6, 0.3, 0.2), Q), "sums to"),
-    (((0.6, 0.5, -0.1), Q), "negative"),
-    (((0.5, 0.5), Q), "different lengths"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (((0.6, 0.3, 0.2), Q), "sums to"),
+        (((0.6, 0.5, -0.1), Q), "negative"),
+        (((0.5, 0.5), Q), "different lengths"),
+    ],
+)
 def test_builders_reject_invalid_distributions(bad, match):
     with pytest.raises(ValueError, match=match):
         F.money_diagram(*bad)
@@ -104,6 +114,9 @@ def test_builders_reject_invalid_distributions(bad, match):
 def test_vocab_length_is_checked():
     with pytest.raises(ValueError, match="2 names for 3 tokens"):
         F.money_diagram(P, Q, vocab=["a", "b"])
+    with pytest.raises(ValueError, match="distinct"):
+        F.money_diagram(P, Q, vocab=["a", "a", "b"])
+    assert F.vocab_names(None, 3) == ["cat", "dog", "fish"] and F.vocab_names(None, 2) == ["t0", "t1"]
 
 
 # ----------------------------------------------------------------------------- acceptance, joint table
@@ -126,8 +139,8 @@ def test_joint_table_reproduces_the_tutorial_table():
     assert list(cells[0]) == ["cat", "dog", "fish", "total"]
     np.testing.assert_allclose(cells[1][:3], [0.4, 0.3, 0.1], atol=1e-15)  # P(x ∧ accept)
     np.testing.assert_allclose(cells[2][:3], [0.2, 0.0, 0.0], atol=1e-15)  # P(x ∧ reject)
-    np.testing.assert_allclose(cells[3][:3], P, atol=1e-15)                # P(out = x)
-    np.testing.assert_allclose(cells[4][:3], P)                            # p(x)
+    np.testing.assert_allclose(cells[3][:3], P, atol=1e-15)  # P(out = x)
+    np.testing.assert_allclose(cells[4][:3], P)  # p(x)
     assert list(cells[5]) == ["✓"] * 4
     np.testing.assert_allclose(cells[1][3], 0.8)
 
@@ -247,8 +260,8 @@ def test_rules_figure_matches_compare_rules():
 def test_tradeoff_figure_lenience_buys_acceptance_with_tv():
     fig = F.tradeoff_figure(P, Q, ls=[0.5, 1.0])
     t = tr(fig, "lenient")
-    for l, tv, acc in zip(t.customdata, t.x, t.y):
-        j = specviz.rule_joint(P, Q, "lenient", l=l)
+    for lenience, tv, acc in zip(t.customdata, t.x, t.y):
+        j = specviz.rule_joint(P, Q, "lenient", l=lenience)
         assert acc == pytest.approx(j.p_accept)
         assert tv == pytest.approx(np.abs(j.output - arr(P)).sum() / 2)
     assert t.x[1] == pytest.approx(0.0) and t.y[1] == pytest.approx(0.8)  # l = 1 is lossless
@@ -308,14 +321,16 @@ def test_gamma_figure_panels():
 def test_multidraft_figure_update_vs_naive():
     p, q = (0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)
     fig = F.multidraft_figure(p, q, k_max=3)
-    np.testing.assert_allclose(arr(tr(fig, "acceptance:update").y),
-                               [specviz.multi_draft_acceptance_rate(p, q, k) for k in (1, 2, 3)])
+    np.testing.assert_allclose(
+        arr(tr(fig, "acceptance:update").y), [specviz.multi_draft_acceptance_rate(p, q, k) for k in (1, 2, 3)]
+    )
     assert tr(fig, "acceptance:update").y[1] == pytest.approx(0.65)
     np.testing.assert_allclose(arr(tr(fig, "tv:update").y), 0.0, atol=1e-12)
     assert tr(fig, "tv:naive").y[1] == pytest.approx(0.15)
     np.testing.assert_allclose(arr(tr(fig, "output:update").y), p, atol=1e-12)
-    np.testing.assert_allclose(arr(tr(fig, "output:naive").y),
-                               specviz.multi_draft_output_dist(p, q, 3, update_residual=False))
+    np.testing.assert_allclose(
+        arr(tr(fig, "output:naive").y), specviz.multi_draft_output_dist(p, q, 3, update_residual=False)
+    )
 
 
 def test_standardization_figure_shows_the_temperature_mismatch():
@@ -360,7 +375,7 @@ def test_export_html_is_standalone(tmp_path):
 
 
 def test_export_png_without_browser_explains(tmp_path, monkeypatch):
-    monkeypatch.setattr(F, "find_browser", lambda: None)
+    monkeypatch.setattr(F.export, "find_browser", lambda: None)
     monkeypatch.delenv("BROWSER_PATH", raising=False)
     import plotly.basedatatypes as bd
 
@@ -384,7 +399,62 @@ def test_export_png(tmp_path):
     assert png.stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("name", ["specviz.figures", "specviz.widgets"])
+# ----------------------------------------------------------------------------- the package: API, layers, doctests
+
+FIGURE_MODULES = sorted(p.stem for p in Path(F.__file__).parent.glob("*.py") if p.stem != "__init__")
+CORE = {"examples", "gamma", "multidraft", "numerics", "rules", "sampling", "standardize", "theory", "validate"}
+
+
+def test_the_package_exports_its_public_api():
+    assert len(set(F.__all__)) == len(F.__all__)
+    missing = [n for n in F.__all__ if not hasattr(F, n)]
+    assert not missing, f"__all__ names that do not exist: {missing}"
+    for name in F.__all__:
+        obj = getattr(F, name)
+        if callable(obj):
+            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
+    # every public name of every module is re-exported by the package
+    for mod in FIGURE_MODULES:
+        module = getattr(F, mod)
+        public = {
+            n
+            for n, v in vars(module).items()
+            if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+        }
+        assert public <= set(F.__all__), (
+            f"specviz.figures.{mod} defines {sorted(public - set(F.__all__))}, not exported"
+        )
+
+
+@pytest.mark.parametrize("mod", FIGURE_MODULES)
+def test_figure_modules_import_only_the_core_and_style(mod):
+    """No upward imports (widgets, lm) and no loops: a view imports the core and `style`; `style` only the core."""
+    tree = ast.parse((Path(F.__file__).parent / f"{mod}.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("specviz") for a in node.names), f"{mod}: absolute import of specviz"
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        assert not (node.module or "").startswith("specviz"), f"{mod}: absolute import from {node.module}"
+        targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+        if node.level == 2:
+            assert set(targets) <= CORE, f"{mod} imports specviz.{targets}, not a core module"
+        elif node.level == 1:
+            assert mod != "style" and targets == ["style"], f"{mod} imports sibling {targets}"
+
+
+def test_importing_figures_loads_no_torch_widgets_or_lm():
+    code = (
+        "import sys, specviz.figures; "
+        "print(sorted(m for m in ('torch', 'ipywidgets', 'specviz.widgets', 'specviz.lm') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "name", ["specviz.figures", *(f"specviz.figures.{m}" for m in FIGURE_MODULES), "specviz.widgets"]
+)
 def test_docstring_examples(name):
     import doctest
     import importlib

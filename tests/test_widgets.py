@@ -68,6 +68,22 @@ def test_parse_weights():
         Wd.parse_weights("0.6, abc")
 
 
+def test_rescale_others_keeps_the_grid_and_the_proportions():
+    assert Wd.rescale_others(np.array([60, 30, 10]), 0, 80).tolist() == [80, 15, 5]
+    assert Wd.rescale_others(np.array([100, 0, 0]), 0, 40).tolist() == [40, 30, 30]  # all-zero others: equal
+    assert Wd.rescale_others(np.array([60, 30, 10]), 1, 100).tolist() == [0, 100, 0]
+
+
+def test_presets_are_pure_weights():
+    p, q, vocab = Wd.preset_weights("disjoint", [60, 30, 10])
+    assert np.minimum(Wd.snap(p), Wd.snap(q)).sum() == 0  # disjoint supports
+    p, q, vocab = Wd.preset_weights("one_hot", [20, 70, 10])
+    assert Wd.snap(p).tolist() == [1, 98, 1] and q is None and vocab is None
+    assert Wd.preset_weights("tutorial", [1, 1, 1, 1]) == (P, Q, specviz.TUTORIAL_VOCAB)
+    with pytest.raises(ValueError, match="unknown preset 'nope'"):
+        Wd.preset_weights("nope", [1, 1, 1])
+
+
 # ----------------------------------------------------------------------------- money diagram app
 
 
@@ -113,13 +129,16 @@ def test_slider_extremes_stay_valid(app):
     assert app.message.value == ""
 
 
-@pytest.mark.parametrize("key, p, q", [
-    ("tutorial", P, Q),
-    ("perfect", P, P),
-    ("disjoint", (0.0, 0.67, 0.33), (1.0, 0.0, 0.0)),
-    ("uniform", P, (0.34, 0.33, 0.33)),
-    ("one_hot", (0.98, 0.01, 0.01), Q),
-])
+@pytest.mark.parametrize(
+    "key, p, q",
+    [
+        ("tutorial", P, Q),
+        ("perfect", P, P),
+        ("disjoint", (0.0, 0.67, 0.33), (1.0, 0.0, 0.0)),
+        ("uniform", P, (0.34, 0.33, 0.33)),
+        ("one_hot", (0.98, 0.01, 0.01), Q),
+    ],
+)
 def test_presets(app, key, p, q):
     app.editor.preset_buttons[key].click()
     np.testing.assert_allclose(values(app.sliders_p), p)
@@ -223,15 +242,18 @@ def test_all_zero_weights_show_a_message_and_recover(app):
     assert_diagram_matches_sliders(app)
 
 
-@pytest.mark.parametrize("text_p, text_q, match", [
-    ("0.6, 0.5, -0.1", "", "negative"),
-    ("0, 0, 0", "", "all zero"),
-    ("abc", "", "not a list of numbers"),
-    ("0.5, 0.5", "", "has 2 values"),
-    ("1, 1, 1, 1", "1, 1, 1", "different lengths"),
-    ("", "", "type p"),
-    ("1 " * 11, "1 " * 11, "outside 3..10"),
-])
+@pytest.mark.parametrize(
+    "text_p, text_q, match",
+    [
+        ("0.6, 0.5, -0.1", "", "negative"),
+        ("0, 0, 0", "", "all zero"),
+        ("abc", "", "not a list of numbers"),
+        ("0.5, 0.5", "", "has 2 values"),
+        ("1, 1, 1, 1", "1, 1, 1", "different lengths"),
+        ("", "", "type p"),
+        ("1 " * 11, "1 " * 11, "outside 3..10"),
+    ],
+)
 def test_typed_values_errors(app, text_p, text_q, match):
     app.editor.text_p.value, app.editor.text_q.value = text_p, text_q
     app.editor.apply_button.click()
@@ -335,8 +357,9 @@ def test_gamma_app_numbers_follow_sliders():
     assert tr(g.figure, "current").y[0] == pytest.approx(specviz.expected_tokens(0.9, 6))
     g.cost.value = 0.5
     z = np.asarray(tr(g.figure, "speedup").z)
-    assert z.max() == pytest.approx(max(specviz.speedup(a, gg, 0.5) for a in np.round(np.arange(0.05, 1.0, 0.05), 2)
-                                        for gg in range(11)))
+    assert z.max() == pytest.approx(
+        max(specviz.speedup(a, gg, 0.5) for a in np.round(np.arange(0.05, 1.0, 0.05), 2) for gg in range(11))
+    )
     g.alpha.value = 1.0  # edge: every draft accepted
     assert g.message.value == "" and "7.000" in g.numbers.value
 
@@ -425,12 +448,18 @@ def test_sync_figure_updates_in_place_or_replaces_traces():
 def _record_messages(fw, monkeypatch):
     """Record which plotly.js call each change of FigureWidget `fw` would make in the browser."""
     sent = []
-    monkeypatch.setattr(fw, "_send_animate_msg",
-                        lambda styles_data, relayout_data, trace_indexes, animation_opts:
-                        sent.append(("animate", trace_indexes, animation_opts)))
-    monkeypatch.setattr(fw, "_send_update_msg",
-                        lambda restyle_data, relayout_data, trace_indexes=None, **kw:
-                        sent.append(("update", trace_indexes, None)))
+    monkeypatch.setattr(
+        fw,
+        "_send_animate_msg",
+        lambda styles_data, relayout_data, trace_indexes, animation_opts: sent.append(
+            ("animate", trace_indexes, animation_opts)
+        ),
+    )
+    monkeypatch.setattr(
+        fw,
+        "_send_update_msg",
+        lambda restyle_data, relayout_data, trace_indexes=None, **kw: sent.append(("update", trace_indexes, None)),
+    )
     return sent
 
 
@@ -459,3 +488,131 @@ def test_transition_ms_zero_redraws_instantly(monkeypatch):
     assert [m[0] for m in sent] == ["update"], sent
     assert_diagram_matches_sliders(app)
     assert tr(app.figure, "rejected").marker.pattern.shape == "/"
+
+
+# ----------------------------------------------------------------------------- package layout and load time
+
+
+def _widgets_modules():
+    import pkgutil
+
+    return sorted(m.name for m in pkgutil.iter_modules(Wd.__path__))
+
+
+@pytest.mark.parametrize("name", _widgets_modules())
+def test_widgets_modules_import_no_private_names_and_nothing_above(name):
+    """One job per module: no `_private` import across modules, no import of specviz.lm (a higher layer)."""
+    import ast
+    import importlib
+
+    mod = importlib.import_module(f"specviz.widgets.{name}")
+    tree = ast.parse(open(mod.__file__, encoding="utf-8").read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            target = "." * node.level + (node.module or "")
+            assert not any(a.name.startswith("_") for a in node.names), f"{name} imports a private name from {target}"
+            assert not (node.level == 2 and (node.module or "").startswith("lm")), f"{name} imports specviz.lm"
+            assert not (node.module or "").startswith("specviz.lm"), f"{name} imports specviz.lm"
+    assert len(open(mod.__file__, encoding="utf-8").read().splitlines()) <= 260, f"{name} is over ~250 lines"
+
+
+def test_widgets_modules_import_each_other_without_loops():
+    import ast
+    import importlib
+
+    graph = {}
+    for name in _widgets_modules():
+        tree = ast.parse(open(importlib.import_module(f"specviz.widgets.{name}").__file__, encoding="utf-8").read())
+        graph[name] = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
+
+    def visit(name, path):
+        assert name not in path, f"import loop: {' -> '.join(path + [name])}"
+        for dep in graph.get(name, ()):
+            visit(dep, path + [name])
+
+    for name in graph:
+        visit(name, [])
+    assert "base" in graph["money"] or "editor_app" in graph["money"]  # the graph is really read
+
+
+def test_public_api_is_importable_and_listed():
+    missing = [n for n in Wd.__all__ if not hasattr(Wd, n)]
+    assert missing == []
+    for name in [
+        "money_diagram_app",
+        "monte_carlo_app",
+        "pitfall_app",
+        "gamma_app",
+        "multidraft_app",
+        "standardization_app",
+        "numerics_app",
+        "dashboard_app",
+        "DistributionEditor",
+        "App",
+        "PRESETS",
+        "TUTORIAL_P",
+        "TUTORIAL_Q",
+        "snap",
+        "parse_weights",
+        "sync_figure",
+        "transition",
+    ]:
+        assert name in Wd.__all__
+
+
+def _run(code: str) -> list[str]:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_importing_widgets_changes_no_other_module():
+    """No import-time side effect: the rfc3987_syntax stand-in appears only when an app is built."""
+    import importlib.util
+
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987_syntax is not installed: there is nothing to defer")
+    lines = _run(
+        "import sys\n"
+        "import specviz.widgets as w\n"
+        "print('rfc3987_syntax' in sys.modules)\n"
+        "app = w.gamma_app()\n"
+        "print(getattr(sys.modules.get('rfc3987_syntax'), '__specviz_stand_in__', False), 'lark' in sys.modules)\n"
+    )
+    assert lines == ["False", "True", "False"]
+
+
+def test_defer_rfc3987_syntax_is_explicit_idempotent_and_too_late_after_jsonschema():
+    import importlib.util
+
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987_syntax is not installed: there is nothing to defer")
+    lines = _run(
+        "import sys\n"
+        "from specviz.widgets.fastload import defer_rfc3987_syntax\n"
+        "print(defer_rfc3987_syntax(), defer_rfc3987_syntax())\n"
+        "import jsonschema\n"
+        "fc = jsonschema.FormatChecker()\n"
+        "print('lark' in sys.modules)\n"
+        "print(fc.conforms('http://example.com/\u00e4', 'iri'), fc.conforms('::not an iri', 'iri'))\n"
+    )
+    assert lines == ["True", "True", "False", "True", "False"]  # real module loaded on first iri check
+    assert _run(
+        "import jsonschema\nfrom specviz.widgets import defer_rfc3987_syntax\nprint(defer_rfc3987_syntax())"
+    ) == ["False"]
+
+
+def test_numerics_app_without_torch_names_the_extra():
+    lines = _run(
+        "import sys\n"
+        "sys.modules['torch'] = None\n"
+        "import specviz.widgets as w\n"
+        "try:\n"
+        "    w.numerics_app()\n"
+        "except ImportError as e:\n"
+        "    print('pip install' in str(e) and 'specviz[lm]' in str(e))\n"
+    )
+    assert lines == ["True"]

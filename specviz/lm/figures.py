@@ -26,8 +26,16 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..figures import (PALETTE, TUTORIAL_VOCAB, _base_layout, _y_top, apply_patch, money_diagram,  # noqa: F401
-                       money_diagram_patch, trace_by_meta)
+from ..figures import (  # noqa: F401  (TUTORIAL_VOCAB, apply_patch, trace_by_meta: re-exported)
+    PALETTE,
+    TUTORIAL_VOCAB,
+    apply_patch,
+    base_layout,
+    money_diagram,
+    money_diagram_patch,
+    trace_by_meta,
+    y_top,
+)
 from .results import FATE_COLORS, FATE_LABELS, FATES  # noqa: F401  (one home for the token fates; re-exported)
 
 
@@ -112,7 +120,7 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
                     hovertemplate="α^%{x} = %{y:.3f}<extra></extra>", **d["theory_unconditional"])
     fig.add_scatter(name="α", meta="alpha", mode="lines", line=dict(dash="dash", color=PALETTE["reference"], width=2),
                     hoverinfo="skip", **d["alpha"])
-    _base_layout(fig, "Acceptance per draft position<br>" + patch["layout"]["title_subtitle_text"], height=height,
+    base_layout(fig, "Acceptance per draft position<br>" + patch["layout"]["title_subtitle_text"], height=height,
                  xaxis=dict(title="draft position i", dtick=1, range=patch["layout"]["xaxis_range"]),
                  yaxis=dict(title="acceptance rate", range=[0, 1.05]))
     return fig
@@ -152,7 +160,7 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
     fig.add_scatter(name="theory from α", meta="accepted_theory", mode="markers",
                     marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
                     hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>", **d["accepted_theory"])
-    _base_layout(fig, "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"], height=height,
+    base_layout(fig, "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"], height=height,
                  xaxis=dict(title="accepted drafts k", dtick=1, range=patch["layout"]["xaxis_range"]),
                  yaxis=dict(title="verify steps", rangemode="tozero"))
     return fig
@@ -202,7 +210,7 @@ def throughput_figure(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=
     fig.add_scatter(name="cost-model prediction", meta="predicted_tps", mode="markers",
                     marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
                     hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>", **d["predicted_tps"])
-    _base_layout(fig, "Tokens per second<br>" + patch["layout"]["title_subtitle_text"], height=height,
+    base_layout(fig, "Tokens per second<br>" + patch["layout"]["title_subtitle_text"], height=height,
                  xaxis=dict(title="decoding", type="category"),
                  yaxis=dict(title="generated tokens / s", range=patch["layout"]["yaxis_range"]))
     return fig
@@ -250,7 +258,7 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
                     hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>", **d["sweep_predicted"])
     fig.add_scatter(name="no speedup", meta="break_even", mode="lines", showlegend=False, hoverinfo="skip",
                     line=dict(color="#999", width=1), **d["break_even"])
-    _base_layout(fig, "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
+    base_layout(fig, "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
                  height=height, xaxis=dict(title="γ (drafted tokens per verify step)", dtick=1,
                                            range=patch["layout"]["xaxis_range"]),
                  yaxis=dict(title="speedup over autoregressive", range=patch["layout"]["yaxis_range"]))
@@ -288,7 +296,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
                     line=dict(color=PALETTE["reference"], dash="dash", width=2), hoverinfo="skip")
     fig.add_scatter(x=[0, 1], y=[1, 1], mode="lines", name="no speed-up", meta="no_gain", showlegend=False,
                     line=dict(color="#999", width=1), hoverinfo="skip")
-    _base_layout(fig, f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
+    base_layout(fig, f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
                  "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..%d, against the draft's cost c" % max_gamma,
                  height=height, xaxis=dict(title="c = draft step / target step", range=[0, 1]),
                  yaxis=dict(title="speed-up over plain decoding", range=[0, top]))
@@ -393,7 +401,7 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     fig.add_bar(x=list(names), y=[float(v) for v in p_vec], name="p (target)", meta="p",
                 marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
                 hovertemplate="%{x}: p = %{y:.4f}<extra></extra>")
-    _base_layout(fig, (title or "Target distribution p") + "<br>" + (subtitle or ""), height=480,
+    base_layout(fig, (title or "Target distribution p") + "<br>" + (subtitle or ""), height=480,
                  xaxis=dict(title="token", type="category"), yaxis=dict(title="probability", range=[0, 1.05]))
     return fig
 
@@ -415,7 +423,7 @@ def position_money_patch(p_vec, q_vec, names, title: str = "", subtitle: str = "
                           "residual": dict(x=names, y=zero, base=zero, text=[""] * p.size),
                           "p": dict(x=names, y=p), "q": dict(x=names, y=zero),
                           "rejected": dict(x=names, y=zero, base=zero, marker_line_width=[0] * p.size)},
-                 "layout": {"yaxis_range": [0, _y_top(p)],
+                 "layout": {"yaxis_range": [0, y_top(p)],
                             "annotation_text": "the draft proposed nothing at this position: only p (red outline)"}}
     patch["layout"]["title_text"] = title or "The money diagram of a generated token"
     patch["layout"]["title_subtitle_text"] = subtitle
@@ -440,7 +448,7 @@ def _panel_title(title: str, *lines: str) -> str:
 
 
 def _placeholder_money_patch() -> dict:
-    from ..widgets import TUTORIAL_P, TUTORIAL_Q
+    from ..examples import TUTORIAL_P, TUTORIAL_Q
 
     return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB,
                                 subtitle="no token selected yet: this is the cat/dog/fish example")

@@ -39,7 +39,7 @@ import time
 
 import ipywidgets as W
 
-from ..widgets import _App
+from ..widgets import App
 from .closeup import token_closeup
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .live_controls import LABEL_STYLE, LiveControls
@@ -51,7 +51,7 @@ from .loading import load_pair
 from .stats import spec_stats
 
 
-class LiveApp(_App):
+class LiveApp(App):
     """Real draft/target models, speculative decoding streamed token by token, statistics vs theory.
 
     Handles (widgets): `target_text`, `draft_text`, `device` (Dropdown), `load_button`,

@@ -1,0 +1,243 @@
+"""The lossless step in pictures: the money diagram, and the same proof in numbers as the joint table.
+
+>>> from specviz.figures import trace_by_meta
+>>> P, Q = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
+>>> [float(v) for v in trace_by_meta(money_diagram(P, Q), "overlap").y]
+[0.4, 0.3, 0.1]
+>>> list(joint_table(P, Q).data[0].cells.values[5])
+['✓', '✓', '✓', '✓']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..rules import get_rule, rule_joint
+from ..theory import acceptance_rate, overlap, rejection_mass, resample_dist, residual, tv_distance
+from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, q_fill, vocab_names, y_top
+
+MONEY_STEPS = {
+    1: "Step 1 · accept: drafting x ~ q and keeping it with prob. min(1, p/q) emits min(p, q) (blue)",
+    2: "Step 2 · reject: the draft's excess (q − p)⁺ (hatched) is thrown away, in total Z = 1 − Σ min(p, q)",
+    3: "Step 3 · resample: Z · p′ = (p − q)⁺ (green) fills the gap — min(p, q) + (p − q)⁺ = p",
+}
+
+
+def money_summary(p, q, vocab=None) -> dict:
+    """The live numbers of the money diagram: P(accept), Z = P(reject), TV, p'."""
+    p, q = float_pair(p, q)
+    names = vocab_names(vocab, p.size)
+    return {
+        "p_accept": acceptance_rate(p, q),
+        "z": rejection_mass(p, q),
+        "tv": tv_distance(p, q),
+        "p_prime": resample_dist(p, q),
+        "vocab": names,
+    }
+
+
+def money_diagram_patch(p, q, vocab=None, step=3, annotate=True) -> dict:
+    """The data part of `money_diagram` as plain dicts: {"data": {meta: props}, "layout": props}.
+
+    `money_diagram` is built from it, and the widget applies it to its FigureWidget in
+    place (no figure rebuilt per slider move). Layout keys use plotly's underscore paths.
+    """
+    p, q = float_pair(p, q)
+    names = vocab_names(vocab, p.size)
+    step = int(step)
+    if step not in (1, 2, 3):
+        raise ValueError(f"step must be 1, 2 or 3, got {step!r}")
+    ov, res = overlap(p, q), residual(p, q)
+    rej = np.maximum(q - p, 0.0)
+
+    def vis(shown):
+        """Trace properties that show a trace, or hide it while keeping its data."""
+        return dict(opacity=1.0 if shown else 0.0, showlegend=shown, hoverinfo="all" if shown else "skip")
+
+    data = {
+        "overlap": dict(x=names, y=ov, text=bar_labels(ov)),
+        "residual": dict(x=names, y=res, base=ov, text=bar_labels(res), **vis(step >= 3)),
+        "p": dict(x=names, y=p),
+        "q": dict(x=names, y=q),
+        "rejected": dict(
+            x=names, y=rej, base=ov, marker_line_width=[1.5 if v > 1e-12 else 0 for v in rej], **vis(step >= 2)
+        ),
+    }
+    layout = {
+        "title_text": "The money diagram: min(p, q) + (p − q)⁺ = p",
+        "title_subtitle_text": MONEY_STEPS[step],
+        "yaxis_range": [0, y_top(p, q)],
+    }
+    if annotate:
+        layout["annotation_text"] = _money_note(p, q, names, step)
+    return {"data": data, "layout": layout}
+
+
+def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Figure:
+    """The proof in one picture: per token, min(p, q) (blue) under (p - q)+ (green) fills p (red outline).
+
+    Traces (in this order, by `meta`): "overlap" y = min(p, q); "residual" y = (p - q)+
+    stacked on it (base = min(p, q)); "p" the red outline y = p; "q" the draft y = q
+    in its own group beside it; "rejected" y = (q - p)+ hatched on top of q's overlap
+    part (base = min(p, q)).
+
+    `step` reveals the proof: 1 = overlap only, 2 = + the rejected mass, 3 = + the
+    residual filling the gap. Hidden traces keep their data and get opacity 0 (so a
+    browser can still read them); `annotate` adds P(accept), Z and p' above the plot.
+    `hatch=False` fills the rejected mass plainly: plotly.js 4.1 cannot animate bars with
+    a pattern fill (its transition code throws "classed is not a function"), so the
+    widgets, which animate, use it; static figures keep the hatching.
+    """
+    patch = money_diagram_patch(p, q, vocab, step, annotate)
+    d = patch["data"]
+    fig = go.Figure()
+    fig.add_bar(
+        name="min(p, q): accepted",
+        meta="overlap",
+        offsetgroup="p",
+        marker=dict(color=PALETTE["overlap"], line=dict(width=0)),
+        textposition="inside",
+        insidetextanchor="middle",
+        hovertemplate="%{x}: min(p, q) = %{y:.4f}<extra></extra>",
+        **d["overlap"],
+    )
+    fig.add_bar(
+        name="(p − q)⁺: resampled after rejection",
+        meta="residual",
+        offsetgroup="p",
+        marker=dict(color=PALETTE["residual"], line=dict(width=0)),
+        textposition="inside",
+        insidetextanchor="middle",
+        hovertemplate="%{x}: (p − q)⁺ = %{y:.4f}<extra></extra>",
+        **d["residual"],
+    )
+    fig.add_bar(
+        name="p (target)",
+        meta="p",
+        offsetgroup="p",
+        marker=p_outline(),
+        hovertemplate="%{x}: p = %{y:.4f}<extra></extra>",
+        **d["p"],
+    )
+    fig.add_bar(
+        name="q (draft)",
+        meta="q",
+        offsetgroup="q",
+        marker=q_fill(),
+        hovertemplate="%{x}: q = %{y:.4f}<extra></extra>",
+        **d["q"],
+    )
+    rejected_marker = dict(color="rgba(255,127,14,0.35)", line=dict(color=PALETTE["rejected"], width=1.5))
+    if hatch:
+        rejected_marker["pattern"] = dict(shape="/", fgcolor=PALETTE["rejected"], solidity=0.3)
+    fig.add_bar(
+        name="(q − p)⁺: draft mass rejected",
+        meta="rejected",
+        offsetgroup="q",
+        marker=rejected_marker,
+        hovertemplate="%{x}: (q − p)⁺ = %{y:.4f}<extra></extra>",
+        **d["rejected"],
+    )
+    lay = patch["layout"]
+    base_layout(
+        fig,
+        lay["title_text"] + "<br>" + lay["title_subtitle_text"],
+        barmode="group",
+        bargap=0.25,
+        bargroupgap=0.05,
+        yaxis=dict(title="probability", range=lay["yaxis_range"]),
+        xaxis=dict(title="token"),
+        height=480,
+    )
+    if annotate:
+        fig.update_layout(margin=dict(t=135))
+        fig.add_annotation(
+            text=lay["annotation_text"],
+            name="summary",
+            xref="paper",
+            yref="paper",
+            x=0.0,
+            y=1.01,
+            xanchor="left",
+            yanchor="bottom",
+            showarrow=False,
+            align="left",
+            bgcolor="#f6f8fa",
+            bordercolor="#d0d7de",
+            borderpad=4,
+        )
+    return fig
+
+
+def _fmt_vec(names, values, digits=3) -> str:
+    """ "cat 1.000, dog 0.000, ...": one number per named token."""
+    return ", ".join(f"{n} {v:.{digits}f}" for n, v in zip(names, values))
+
+
+def _money_note(p, q, names, step) -> str:
+    """The annotation above the money diagram: P(accept), then Z, then p′, as `step` reveals them."""
+    s = money_summary(p, q, names)
+    parts = [f"P(accept) = Σ min(p, q) = {s['p_accept']:.3f}"]
+    if step >= 2:
+        parts.append(f"P(reject) = Z = {s['z']:.3f}")
+    if step >= 3:
+        parts.append(
+            "<br>p′ = (p − q)⁺ / Z = (" + _fmt_vec(names, s["p_prime"]) + ")"
+            if s["z"] > 0
+            else "<br>Z = 0: rejection never happens, p′ is never used"
+        )
+    return "   ·   ".join(parts).replace("   ·   <br>", "<br>")
+
+
+def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Figure:
+    """The §6–§7 table: P(x ∧ accept), P(x ∧ reject), P(out = x), p(x), match, from `rule_joint`.
+
+    Columns (numbers in `cells.values`): token, P(x ∧ accept), P(x ∧ reject), P(out = x),
+    p(x), match (✓/✗ within `tol`); the last row holds the totals.
+    """
+    p, q = float_pair(p, q)
+    names = vocab_names(vocab, p.size)
+    j = rule_joint(p, q, rule, **params)
+    acc, rej = j.accept.astype(np.float64), j.reject.astype(np.float64)
+    out = acc + rej
+    match = np.abs(out - p) <= tol
+    cols = [
+        names + ["total"],
+        list(acc) + [float(acc.sum())],
+        list(rej) + [float(rej.sum())],
+        list(out) + [float(out.sum())],
+        list(p) + [float(p.sum())],
+        ["✓" if m else "✗" for m in match] + ["✓" if match.all() else "✗"],
+    ]
+    ok_col, bad_col = "#dafbe1", "#ffebe9"
+    fills = [["white"] * len(names) + ["#f0f0f0"]] * 5 + [
+        [ok_col if m else bad_col for m in match] + [ok_col if match.all() else bad_col]
+    ]
+    fig = go.Figure(
+        go.Table(
+            meta="joint",
+            header=dict(
+                values=["token", "P(x ∧ accept)", "P(x ∧ reject)", "P(out = x)", "p(x)", "match"],
+                fill_color="#e8eef7",
+                align="center",
+                font=dict(size=14),
+            ),
+            cells=dict(
+                values=cols,
+                format=[None, ".4f", ".4f", ".4f", ".4f", None],
+                fill_color=fills,
+                align="center",
+                height=28,
+                font=dict(size=14),
+            ),
+        )
+    )
+    verdict = "output = p: lossless" if match.all() else "output ≠ p: NOT lossless"
+    base_layout(
+        fig,
+        f"Rule {get_rule(rule).name!r}: P(out = x) = P(x ∧ accept) + P(x ∧ reject) — {verdict}",
+        height=100 + 30 * (len(names) + 2),
+    )
+    fig.update_layout(margin=dict(b=10, t=55))
+    return fig

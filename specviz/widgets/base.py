@@ -1,0 +1,83 @@
+"""`App`, the base class of every app, and the message helpers the apps share."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+
+import ipywidgets as W
+
+from .fastload import defer_rfc3987_syntax
+
+ERROR_STYLE = "color:#cf222e;background:#ffebe9;border:1px solid #ff818266;padding:4px 8px;border-radius:4px"
+"""CSS of an app's error message."""
+INFO_STYLE = "color:#0550ae;padding:4px 8px"
+"""CSS of an app's informational message."""
+
+
+def error_html(text: str) -> str:
+    """`text` as an app's red error box (HTML-escaped)."""
+    return f"<div class='specviz-error' style='{ERROR_STYLE}'>⚠ {html.escape(text)}</div>"
+
+
+def verdict_html(report, what: str) -> str:
+    """An audit report as one line of HTML: a green PASS or red FAIL, `what`, and the explanation."""
+    colour = "#1a7f37" if report.passed else "#cf222e"
+    word = "PASS" if report.passed else "FAIL"
+    return (
+        f"<b class='specviz-verdict-{word.lower()}' style='color:{colour}'>{word}</b> "
+        f"{what}: {html.escape(report.explanation)}"
+    )
+
+
+def safe_callback(method):
+    """Decorator for an app callback: a ValueError (or any error) becomes a message in `self.message`."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except ValueError as e:
+            self.show_error(str(e))
+        except Exception as e:  # noqa: BLE001 - a lecture must never show a traceback
+            self.show_error(f"{type(e).__name__}: {e}")
+        return None
+
+    return wrapper
+
+
+class App(W.VBox):
+    """Base of every app: a VBox with a `message` HTML for errors and notes."""
+
+    hint = ""
+    """Appended to errors about normalisation (how to fix them in this app)."""
+
+    def __init__(self, children=(), message: W.HTML | None = None, **kwargs):
+        defer_rfc3987_syntax()  # before the app's first FigureWidget: see specviz.widgets.fastload
+        self.message = message if message is not None else W.HTML(value="")
+        self.message.add_class("specviz-message")
+        self.last_error: str | None = None
+        super().__init__(children=list(children), **kwargs)
+        self.add_class("specviz-app")
+
+    def show_error(self, text: str) -> None:
+        """Show `text` as an error in `self.message` (and keep it in `self.last_error`)."""
+        self.last_error = text
+        hint = f" {self.hint}" if self.hint and "normalis" in text.lower() else ""
+        self.message.value = error_html(text + hint)
+
+    def show_info(self, text: str) -> None:
+        """Show `text` as a note in `self.message`."""
+        self.message.value = f"<div class='specviz-info' style='{INFO_STYLE}'>{html.escape(text)}</div>"
+
+    def clear_message(self) -> None:
+        """Remove the message (and forget the last error)."""
+        self.last_error = None
+        if self.message.value:
+            self.message.value = ""
+
+    @property
+    def message_text(self) -> str:
+        """The message without HTML ('' when there is none)."""
+        return html.unescape(re.sub(r"<[^>]+>", "", self.message.value)).strip()

@@ -1,0 +1,113 @@
+"""The Monte-Carlo app: sample N speculative steps, watch the histogram fill p, read the audit's verdict."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import numpy as np
+
+from ..audit import audit
+from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..figures import monte_carlo_figure
+from ..rules import RULES, get_rule
+from ..sampling import SpecSample, spec_sample
+from ..validate import as_pair
+from .base import safe_callback, verdict_html
+from .editor import DistributionEditor
+from .editor_app import EditorApp
+from .figure_sync import figure_widget, sync_figure
+
+N_CHOICES = (100, 1_000, 10_000, 100_000, 1_000_000)
+"""The sample sizes the N dropdown offers."""
+
+
+class MonteCarloApp(EditorApp):
+    """Sample N speculative steps, watch the histogram fill p, read the audit's verdict.
+
+    Handles: `figure` (traces "accepted", "resampled", "p", "overlap_exact"), `editor`,
+    `sliders_p`, `sliders_q`, `rule` (Dropdown), `n` (Dropdown of N), `seed` (IntText),
+    `run_button`, `progress` (IntProgress), `verdict` (HTML), `message`; after `run()`:
+    `last_sample` (SpecSample) and `last_report` (AuditReport).
+    """
+
+    def __init__(self, p=None, q=None, vocab=None, rule="lossless", n=10_000, seed=0, chunks=10):
+        super().__init__()
+        p = TUTORIAL_P if p is None else p
+        q = TUTORIAL_Q if q is None else q
+        self.editor = DistributionEditor(p, q, vocab, message=self.message, on_error=self.show_error)
+        self.rule = W.Dropdown(
+            options=[(f"{k} ({'lossless' if r.lossless else 'lossy'})", k) for k, r in RULES.items()],
+            value=get_rule(rule).name,
+            description="rule",
+        )
+        opts = list(N_CHOICES) if n in N_CHOICES else sorted(set(N_CHOICES) | {int(n)})
+        self.n = W.Dropdown(options=[(f"{v:,}", v) for v in opts], value=int(n), description="N samples")
+        self.seed = W.IntText(value=int(seed), description="seed", layout=W.Layout(width="160px"))
+        self.run_button = W.Button(description="Run", button_style="primary", layout=W.Layout(width="90px"))
+        self.chunks = int(chunks)
+        self.progress = W.IntProgress(value=0, min=0, max=self.chunks, description="progress")
+        self.verdict = W.HTML("<i>press Run to sample</i>")
+        self.verdict.add_class("specviz-verdict")
+        self.figure = figure_widget(monte_carlo_figure(self.editor.p, self.editor.q, None, self.editor.vocab))
+        self.last_sample: SpecSample | None = None
+        self.last_report = None
+        self.editor.on_change(lambda *_: self.reset())
+        self.rule.observe(lambda _: self.reset(), names="value")
+        self.run_button.on_click(lambda _: self.run())
+        self.children = [
+            W.HTML("<h3 style='margin:4px 0'>Sampling check: does the output follow p?</h3>"),
+            self.editor,
+            W.HBox([self.rule, self.n, self.seed, self.run_button], layout=W.Layout(flex_flow="row wrap")),
+            self.progress,
+            self.figure,
+            self.verdict,
+            self.message,
+        ]
+
+    @safe_callback
+    def reset(self) -> None:
+        """Drop the last run (p, q or the rule changed): exact parts redrawn, empirical bars empty."""
+        p, q = as_pair(self.editor.p, self.editor.q)
+        self.last_sample, self.last_report = None, None
+        self.progress.value = 0
+        sync_figure(self.figure, monte_carlo_figure(p, q, None, self.editor.vocab))
+        self.verdict.value = "<i>press Run to sample</i>"
+        self.clear_message()
+
+    @safe_callback
+    def run(self):
+        """Sample N steps in chunks (updating the progress bar and histogram), then audit them."""
+        p, q = as_pair(self.editor.p, self.editor.q)
+        n, rule = int(self.n.value), self.rule.value
+        if n < 1:
+            raise ValueError("N must be >= 1")
+        rng = np.random.default_rng(int(self.seed.value))
+        chunks = max(1, min(self.chunks, n // 100))
+        sizes = [n // chunks + (1 if i < n % chunks else 0) for i in range(chunks)]
+        self.progress.max, self.progress.value = chunks, 0
+        self.run_button.disabled = True
+        tokens, accepted, drafts = [], [], []
+        try:
+            for i, m in enumerate(sizes):
+                s = spec_sample(p, q, m, rule=rule, seed=rng)
+                tokens.append(s.tokens)
+                accepted.append(s.accepted)
+                drafts.append(s.drafts)
+                sample = SpecSample(np.concatenate(tokens), np.concatenate(accepted), np.concatenate(drafts), p.size)
+                sync_figure(self.figure, monte_carlo_figure(p, q, sample, self.editor.vocab))
+                self.progress.value = i + 1
+        finally:
+            self.run_button.disabled = False
+        all_tokens = sample.tokens
+        report = audit(lambda *_: all_tokens, p, q, n=n)
+        self.last_sample, self.last_report = sample, report
+        self.verdict.value = verdict_html(report, f"audit of these {n:,} samples")
+        self.clear_message()
+        return report
+
+
+def monte_carlo_app(p=None, q=None, vocab=None, rule="lossless", n=10_000, seed=0) -> MonteCarloApp:
+    """Monte-Carlo panel: choose N, Run (with progress), the histogram converging to p, and the audit's verdict.
+
+    The histogram is split into accepted (→ min(p, q)) and resampled (→ (p − q)⁺) parts.
+    """
+    return MonteCarloApp(p, q, vocab, rule=rule, n=n, seed=seed)
