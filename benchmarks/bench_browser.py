@@ -52,8 +52,14 @@ from specviz import cli  # noqa: E402
 GOAL_LATENCY_MS = 100.0
 GOAL_FIRST_PLOT_S = 8.0
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 
@@ -148,8 +154,9 @@ class Voila:
         cmd = cli.build_dashboard_command(notebook, port=self.port, preheat=preheat)
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log = open((log_dir or Path(tempfile.gettempdir())) / f"voila-{self.port}.log", "wb")
-        self.proc = subprocess.Popen(cmd, cwd=notebook.parent, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=notebook.parent, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -194,16 +201,20 @@ def load_dashboard(context, url: str, timeout_ms: int = 180_000, watch_messages:
 def measure_latency(page, moves: int) -> list[dict]:
     page.wait_for_function(
         "() => [...document.querySelectorAll('.widget-slider')].some(s => s.getClientRects().length &&"
-        " s.querySelector('.widget-label').textContent.trim() === 'p(cat)')", timeout=60_000)
+        " s.querySelector('.widget-label').textContent.trim() === 'p(cat)')",
+        timeout=60_000,
+    )
     page.evaluate(LATENCY_JS)
-    handle = page.locator(".widget-slider:visible", has=page.locator(".widget-label", has_text="p(cat)")) \
-        .first.locator(".noUi-handle")
+    handle = page.locator(".widget-slider:visible", has=page.locator(".widget-label", has_text="p(cat)")).first.locator(
+        ".noUi-handle"
+    )
     handle.focus()
     results = []
     for i in range(moves + 2):  # the first two are warm-up
         handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        page.wait_for_function("() => window.__lat.drawn !== null && window.__lat.echo !== null",
-                               timeout=60_000, polling=20)
+        page.wait_for_function(
+            "() => window.__lat.drawn !== null && window.__lat.echo !== null", timeout=60_000, polling=20
+        )
         try:  # an animated redraw: also wait for the bars to settle
             page.wait_for_function("() => window.__lat.settled !== null", timeout=1500, polling=20)
         except Exception:  # an instant redraw has no transition to finish
@@ -276,16 +287,19 @@ def cpu_profile_summary(profile: dict, moves: int) -> list[tuple[str, float]]:
     return [(k, v / moves) for k, v in by.most_common()]
 
 
-def run_variant(pw, chromium: str, name: str, preheated: bool, loads: int, moves: int, profile: bool,
-                workdir: Path):
+def run_variant(pw, chromium: str, name: str, preheated: bool, loads: int, moves: int, profile: bool, workdir: Path):
     out = {"name": name}
     server = Voila(preheated, log_dir=workdir)
     try:
         if preheated:
             time.sleep(20)  # let the pool kernel execute the notebook, as on a server that has been up a while
-        context = pw.chromium.launch_persistent_context(str(workdir / f"profile-{name}"), executable_path=chromium,
-                                                        args=CHROMIUM_ARGS, headless=True,
-                                                        viewport={"width": 1280, "height": 900})
+        context = pw.chromium.launch_persistent_context(
+            str(workdir / f"profile-{name}"),
+            executable_path=chromium,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 900},
+        )
         try:
             firsts, widgets = [], []
             page = None
@@ -296,8 +310,10 @@ def run_variant(pw, chromium: str, name: str, preheated: bool, loads: int, moves
                 page, first, widget = load_dashboard(context, server.url, watch_messages=i == loads - 1)
                 firsts.append(first)
                 widgets.append(widget)
-                print(f"  [{name}] load {i + 1}/{loads}: first widget {widget:.1f} s, first plot {first:.1f} s",
-                      flush=True)
+                print(
+                    f"  [{name}] load {i + 1}/{loads}: first widget {widget:.1f} s, first plot {first:.1f} s",
+                    flush=True,
+                )
             out["first_plot"] = firsts
             out["first_widget"] = widgets
             if moves:
@@ -338,16 +354,21 @@ def main(argv=None) -> int:
         return 0
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Browser benchmark: Voila dashboard in headless Chromium ({os.cpu_count()} CPUs, "
-          f"load average {load:.1f} at start)")
+    print(
+        f"Browser benchmark: Voila dashboard in headless Chromium ({os.cpu_count()} CPUs, "
+        f"load average {load:.1f} at start)"
+    )
     variants = [("specviz dashboard", True)]
     if args.cold:
         variants.append(("specviz dashboard --no-preheat", False))
     results = []
     with tempfile.TemporaryDirectory(prefix="specviz-bench-") as tmp, sync_playwright() as pw:
         for i, (name, preheated) in enumerate(variants):
-            results.append(run_variant(pw, chromium, name, preheated, args.loads, args.moves if i == 0 else 0,
-                                       args.profile, Path(tmp)))
+            results.append(
+                run_variant(
+                    pw, chromium, name, preheated, args.loads, args.moves if i == 0 else 0, args.profile, Path(tmp)
+                )
+            )
 
     missed = False
     print()
@@ -357,8 +378,10 @@ def main(argv=None) -> int:
         fp = r["first_plot"]
         ok = statistics.median(fp) <= GOAL_FIRST_PLOT_S
         missed |= not ok and r is results[0]
-        print(f"| time to first plot, {r['name']} (median of {len(fp)}; cold cache {fp[0]:.1f} s) | "
-              f"{statistics.median(fp):.1f} s | <= {GOAL_FIRST_PLOT_S:.0f} s | {'ok' if ok else 'MISSED'} |")
+        print(
+            f"| time to first plot, {r['name']} (median of {len(fp)}; cold cache {fp[0]:.1f} s) | "
+            f"{statistics.median(fp):.1f} s | <= {GOAL_FIRST_PLOT_S:.0f} s | {'ok' if ok else 'MISSED'} |"
+        )
         print(f"| time to first widget, {r['name']} (median) | {statistics.median(r['first_widget']):.1f} s | | |")
     moves = results[0].get("moves")
     if moves:
@@ -366,29 +389,43 @@ def main(argv=None) -> int:
         med = statistics.median(total)
         ok = med <= GOAL_LATENCY_MS
         missed |= not ok
-        print(f"| slider -> redraw latency, median of {len(total)} | {med:.0f} ms | <= {GOAL_LATENCY_MS:.0f} ms | "
-              f"{'ok' if ok else 'MISSED'} |")
+        print(
+            f"| slider -> redraw latency, median of {len(total)} | {med:.0f} ms | <= {GOAL_LATENCY_MS:.0f} ms | "
+            f"{'ok' if ok else 'MISSED'} |"
+        )
         print(f"| slider -> redraw latency, p90 | {pct(total, 0.9):.0f} ms | | |")
         settled = [m["settled"] for m in moves if "settled" in m]
         if settled:
-            print(f"| slider -> bars settled at the new values (median; transition included) | "
-                  f"{statistics.median(settled):.0f} ms | | |")
-        print(f"| of which: key -> kernel -> slider echo (median) | {statistics.median(m['echo'] for m in moves):.0f} ms"
-              " | | |")
+            print(
+                f"| slider -> bars settled at the new values (median; transition included) | "
+                f"{statistics.median(settled):.0f} ms | | |"
+            )
+        print(
+            f"| of which: key -> kernel -> slider echo (median) | {statistics.median(m['echo'] for m in moves):.0f} ms"
+            " | | |"
+        )
         fig = [m for m in moves if "fig_msg" in m]
         if fig:
-            print(f"| of which: echo -> figure update message arrives (median) | "
-                  f"{statistics.median(m['fig_msg'] - m['echo'] for m in fig):.0f} ms | | |")
-            print(f"| of which: message -> plotly.js has drawn it (median) | "
-                  f"{statistics.median(m['total'] - m['fig_msg'] for m in fig):.0f} ms | | |")
+            print(
+                f"| of which: echo -> figure update message arrives (median) | "
+                f"{statistics.median(m['fig_msg'] - m['echo'] for m in fig):.0f} ms | | |"
+            )
+            print(
+                f"| of which: message -> plotly.js has drawn it (median) | "
+                f"{statistics.median(m['total'] - m['fig_msg'] for m in fig):.0f} ms | | |"
+            )
         else:
-            print(f"| of which: echo -> figure drawn (median) | "
-                  f"{statistics.median(m['total'] - m['echo'] for m in moves):.0f} ms | | |")
+            print(
+                f"| of which: echo -> figure drawn (median) | "
+                f"{statistics.median(m['total'] - m['echo'] for m in moves):.0f} ms | | |"
+            )
     if args.profile:
         py = python_side_ms()
         print()
-        print(f"Kernel-side Python per move (no comm): editor {py['editor']:.1f} ms, "
-              f"editor + figure update {py['total']:.1f} ms (median)")
+        print(
+            f"Kernel-side Python per move (no comm): editor {py['editor']:.1f} ms, "
+            f"editor + figure update {py['total']:.1f} ms (median)"
+        )
         if results[0].get("cpu"):
             print("Browser CPU per move (sampled):")
             for key, ms in results[0]["cpu"]:

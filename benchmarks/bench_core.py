@@ -45,7 +45,7 @@ def main(n=1_000_000, loop_n=5_000):
     for V in (100, 50_000):
         cases.append((f"Dirichlet V={V}", rng0.dirichlet(np.ones(V)), rng0.dirichlet(np.ones(V))))
     print(f"spec_sample throughput, n = {n:,} samples per run, best of 5 (loop: {loop_n:,} samples, scaled)\n")
-    header = f"| case | numpy categorical (Msamples/s) | spec_sample (Msamples/s) | spec / categorical time | python loop (Msamples/s) | spec speed-up over loop |"
+    header = "| case | numpy categorical (Msamples/s) | spec_sample (Msamples/s) | spec / categorical time | python loop (Msamples/s) | spec speed-up over loop |"
     print(header)
     print("|" + "---|" * 6)
     for name, p, q in cases:
@@ -53,8 +53,10 @@ def main(n=1_000_000, loop_n=5_000):
         t_cat = best_time(lambda: rng.choice(len(p), size=n, p=q))
         t_spec = best_time(lambda: sv.spec_sample(p, q, n, seed=rng))
         t_loop = best_time(lambda: python_loop(p, q, loop_n, rng), repeats=1) * n / loop_n
-        print(f"| {name} | {n / t_cat / 1e6:.1f} | {n / t_spec / 1e6:.1f} | {t_spec / t_cat:.2f}x | "
-              f"{n / t_loop / 1e6:.4f} | {t_loop / t_spec:,.0f}x |")
+        print(
+            f"| {name} | {n / t_cat / 1e6:.1f} | {n / t_spec / 1e6:.1f} | {t_spec / t_cat:.2f}x | "
+            f"{n / t_loop / 1e6:.4f} | {t_loop / t_spec:,.0f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +44,13 @@ from specviz.lm.stats import spec_stats  # noqa: E402
 from specviz.torch_sampling import verify_chain_torch  # noqa: E402
 
 PROMPTS = ["ROMEO:\nBut soft, what light", "HAMLET:\nTo be, or not to be,", "KING HENRY:\nOnce more unto the"]
-LM_TESTS = ["tests/test_lm_engine.py", "tests/test_lm_compat.py", "tests/test_lm_stats.py",
-            "tests/test_lm_prompt_lookup.py", "tests/test_lm_static_cache.py"]
+LM_TESTS = [
+    "tests/test_lm_engine.py",
+    "tests/test_lm_compat.py",
+    "tests/test_lm_stats.py",
+    "tests/test_lm_prompt_lookup.py",
+    "tests/test_lm_static_cache.py",
+]
 
 
 def sync(dev):
@@ -81,8 +85,9 @@ def check_greedy(pair, dev, n) -> tuple[bool, str]:
         ar = autoregressive_generate(pair, ids, n, temperature=0).new_ids
         x = torch.tensor([ids], device=dev)
         with torch.inference_mode():
-            hf = pair.target.model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
-                                            pad_token_id=tok.eos_token_id)[0, len(ids):].tolist()
+            hf = pair.target.model.generate(
+                x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n, pad_token_id=tok.eos_token_id
+            )[0, len(ids) :].tolist()
         for g in (1, 4):
             spec = speculative_generate(pair, ids, n, g, temperature=0).new_ids
             if not (spec == ar == hf):
@@ -123,7 +128,8 @@ def check_sampler(dev, rows) -> tuple[bool, str]:
     ok_zero = counts[3] == 0
     pv = stats.chisquare(counts[:3], p[:3].cpu().numpy() * rows).pvalue
     return bool(ok_zero and pv >= 1e-3 and int(v.accepted) <= 3), (
-        f"{rows:,} rows, chi-square p = {pv:.3f}, tokens with p = 0: {counts[3]}")
+        f"{rows:,} rows, chi-square p = {pv:.3f}, tokens with p = 0: {counts[3]}"
+    )
 
 
 # ------------------------------------------------------------------------------ speed
@@ -151,9 +157,14 @@ def per_token_floor(model: HFModel, dev, n, compile_static) -> dict:
         from specviz.lm.static_cache import StaticHFModel
     except ImportError:
         return out
-    for compiled in ((False, True) if compile_static else (False,)):
-        fast = StaticHFModel(model.model, model.name + "-static", vocab_size=model.vocab_size,
-                             max_length=len(ids) + n + 16, compile=compiled)
+    for compiled in (False, True) if compile_static else (False,):
+        fast = StaticHFModel(
+            model.model,
+            model.name + "-static",
+            vocab_size=model.vocab_size,
+            max_length=len(ids) + n + 16,
+            compile=compiled,
+        )
         t_w = time.perf_counter()
         if compiled:
             fast.warmup()
@@ -177,8 +188,16 @@ def per_token_floor(model: HFModel, dev, n, compile_static) -> dict:
 
 def hf_tps(model, tok_ids, n, dev, assistant=None) -> float:
     x = torch.tensor([tok_ids], device=dev)
-    kw = dict(max_new_tokens=n, min_new_tokens=n, do_sample=True, top_k=0, top_p=1.0, temperature=1.0,
-              attention_mask=torch.ones_like(x), pad_token_id=0)
+    kw = dict(
+        max_new_tokens=n,
+        min_new_tokens=n,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        attention_mask=torch.ones_like(x),
+        pad_token_id=0,
+    )
     if assistant is not None:
         kw["assistant_model"] = assistant
     torch.manual_seed(0)
@@ -213,8 +232,16 @@ def speed_table(pair, prompt_ids, n, gammas, dev, hf=True) -> tuple[list, dict]:
         st = spec_stats(r)
         sp = r.tokens_per_second / ar_tps
         pred = st.predicted_speedup(t_target)
-        rows.append([f"speculative γ={g}", f"{r.tokens_per_second:.0f}", f"{st.acceptance_rate:.3f}",
-                     f"{st.alpha:.3f}", f"{sp:.2f}x", f"{pred:.2f}x"])
+        rows.append(
+            [
+                f"speculative γ={g}",
+                f"{r.tokens_per_second:.0f}",
+                f"{st.acceptance_rate:.3f}",
+                f"{st.alpha:.3f}",
+                f"{sp:.2f}x",
+                f"{pred:.2f}x",
+            ]
+        )
         if sp > best["speedup"]:
             best = {"gamma": g, "speedup": sp, "predicted": pred}
     return rows, best
@@ -247,8 +274,11 @@ def main(argv=None) -> int:
     ap.add_argument("--compile", action="store_true", help="also time torch.compile on a CPU (long warm-up)")
     ap.add_argument("--skip-pytest", action="store_true")
     args = ap.parse_args(argv)
-    dev = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                       ("cpu" if args.device == "auto" else args.device))
+    dev = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else ("cpu" if args.device == "auto" else args.device)
+    )
     if dev.type == "cpu":
         torch.set_num_threads(1)
     n = 32 if args.quick else 128
@@ -256,8 +286,12 @@ def main(argv=None) -> int:
     import transformers
 
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU ({os.cpu_count()} cores, 1 thread)"
-    report = [f"# specviz GPU check on {name}", "",
-              f"torch {torch.__version__}, transformers {transformers.__version__}, python {sys.version.split()[0]}", ""]
+    report = [
+        f"# specviz GPU check on {name}",
+        "",
+        f"torch {torch.__version__}, transformers {transformers.__version__}, python {sys.version.split()[0]}",
+        "",
+    ]
     results = {"device": name, "torch": torch.__version__, "transformers": transformers.__version__, "checks": {}}
     t_all = time.perf_counter()
     pair = load_pair(device=dev.type)
@@ -267,8 +301,12 @@ def main(argv=None) -> int:
     checks.append(("greedy equality (bundled pair)", *check_greedy(pair, dev, 24 if args.quick else 48)))
     checks.append(("cached == uncached distribution", *check_cache(pair, 16)))
     checks.append(("torch sampler chi-square", *check_sampler(dev, 200_000 if args.quick else 1_000_000)))
-    report += ["## Checks", "", table(["check", "result", "detail"],
-                                      [(c, "PASS" if ok else "FAIL", d) for c, ok, d in checks]), ""]
+    report += [
+        "## Checks",
+        "",
+        table(["check", "result", "detail"], [(c, "PASS" if ok else "FAIL", d) for c, ok, d in checks]),
+        "",
+    ]
     results["checks"] = {c: {"pass": ok, "detail": d} for c, ok, d in checks}
     print("\n".join(report), flush=True)
 
@@ -277,23 +315,34 @@ def main(argv=None) -> int:
         f = per_token_floor(m, dev, 32 if args.quick else 128, compile_static=dev.type == "cuda" or args.compile)
         results[f"floor_{role}"] = f
         floor_rows += [(role, k, f"{v:.3f}" if "warm-up" not in k else f"{v:.1f} s") for k, v in f.items()]
-    sec = ["## Per-token floor, bundled pair (ms/token, KV cache, batch 1)", "",
-           table(["model", "path", "ms/token"], floor_rows), ""]
+    sec = [
+        "## Per-token floor, bundled pair (ms/token, KV cache, batch 1)",
+        "",
+        table(["model", "path", "ms/token"], floor_rows),
+        "",
+    ]
     c_eager = results["floor_draft"]["eager, no sync"] / results["floor_target"]["eager, no sync"]
     sec.append(f"draft/target cost ratio c, eager without syncs: {c_eager:.2f}")
     if "static cache + torch.compile" in results["floor_target"]:
-        c_floor = results["floor_draft"]["static cache + torch.compile"] / results["floor_target"][
-            "static cache + torch.compile"]
+        c_floor = (
+            results["floor_draft"]["static cache + torch.compile"]
+            / results["floor_target"]["static cache + torch.compile"]
+        )
         sec.append(f"c at the compiled floor: {c_floor:.2f}")
     print("\n".join(sec), flush=True)
     report += sec + [""]
 
     ids = pair.tokenizer.encode(PROMPTS[0], add_special_tokens=False)
     rows, best = speed_table(pair, ids, n, gammas, dev)
-    sec = ["", "## Tokens/s, bundled pair", "", table(["decoder", "tokens/s", "acceptance", "α", "vs plain",
-                                                       "cost model"], rows), "",
-           f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
-           f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x"]
+    sec = [
+        "",
+        "## Tokens/s, bundled pair",
+        "",
+        table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows),
+        "",
+        f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
+        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x",
+    ]
     print("\n".join(sec), flush=True)
     report += sec
     results["bundled"] = {"rows": rows, "best": best}
@@ -305,12 +354,17 @@ def main(argv=None) -> int:
         crows, cbest = speed_table(cpair, ids, n, (1, 2, 4), dev, hf=False)
         plain_c = float(crows[0][1])
         floor_ms = results["floor_target"].get("static cache + torch.compile", float("nan"))
-        sec = ["", f"## Tokens/s, bundled pair, static cache + torch.compile (warm-up {warm:.0f} s)", "",
-               table(["decoder", "tokens/s", "acceptance", "α", "vs plain (compiled)", "cost model"], crows), "",
-               f"plain decoding compiled: {plain_c:.0f} tokens/s = {1e3 / plain_c:.3f} ms/token, "
-               f"{(1e3 / plain_c) / floor_ms:.2f}x the compiled per-token floor ({floor_ms:.3f} ms); best γ = "
-               f"{cbest['gamma']}: {cbest['speedup']:.2f}x, {cbest['speedup'] / cbest['predicted']:.2f} of the "
-               f"cost model's {cbest['predicted']:.2f}x"]
+        sec = [
+            "",
+            f"## Tokens/s, bundled pair, static cache + torch.compile (warm-up {warm:.0f} s)",
+            "",
+            table(["decoder", "tokens/s", "acceptance", "α", "vs plain (compiled)", "cost model"], crows),
+            "",
+            f"plain decoding compiled: {plain_c:.0f} tokens/s = {1e3 / plain_c:.3f} ms/token, "
+            f"{(1e3 / plain_c) / floor_ms:.2f}x the compiled per-token floor ({floor_ms:.3f} ms); best γ = "
+            f"{cbest['gamma']}: {cbest['speedup']:.2f}x, {cbest['speedup'] / cbest['predicted']:.2f} of the "
+            f"cost model's {cbest['predicted']:.2f}x",
+        ]
         print("\n".join(sec), flush=True)
         report += sec
         results["bundled_compiled"] = {"rows": crows, "best": cbest, "warmup_s": warm}
@@ -318,11 +372,16 @@ def main(argv=None) -> int:
     big = dev.type == "cuda"
     rpair, params = random_pair(dev, big)
     rows, best = speed_table(rpair, list(range(10, 42)), n if big else min(n, 64), gammas, dev)
-    sec = ["", f"## Tokens/s, random-init GPT-2 pair {params[0]:.0f} M / {params[1]:.0f} M params "
-               f"({'bf16' if big else 'fp32'})", "",
-           table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows), "",
-           f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
-           f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x"]
+    sec = [
+        "",
+        f"## Tokens/s, random-init GPT-2 pair {params[0]:.0f} M / {params[1]:.0f} M params "
+        f"({'bf16' if big else 'fp32'})",
+        "",
+        table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows),
+        "",
+        f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
+        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x",
+    ]
     print("\n".join(sec), flush=True)
     report += sec
     results["random_pair"] = {"params_m": params, "rows": rows, "best": best}

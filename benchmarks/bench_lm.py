@@ -14,7 +14,6 @@ cost-model prediction E[tokens/step] · t_target / (γ t_draft + t_verify) from 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import torch
@@ -44,8 +43,14 @@ def timed(fn, repeats):
 def hf_generate(model, tok, prompt, n, assistant=None, seed=0):
     torch.manual_seed(seed)
     enc = tok(prompt, return_tensors="pt").to(model.device)
-    kw = dict(max_new_tokens=n, do_sample=True, top_k=0, top_p=1.0, temperature=1.0,
-              pad_token_id=tok.eos_token_id if tok.eos_token_id is not None else 0)
+    kw = dict(
+        max_new_tokens=n,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        pad_token_id=tok.eos_token_id if tok.eos_token_id is not None else 0,
+    )
     if assistant is not None:
         kw["assistant_model"] = assistant
     with torch.inference_mode():
@@ -67,8 +72,10 @@ def main():
     pair = load_pair(args.target, args.draft, device=args.device)
     tok = pair.tokenizer
     N, R = args.new_tokens, args.repeats
-    print(f"pair: {pair.describe()}; {len(PROMPTS)} prompts x {R} repeats x {N} new tokens; "
-          f"torch threads {torch.get_num_threads()}\n")
+    print(
+        f"pair: {pair.describe()}; {len(PROMPTS)} prompts x {R} repeats x {N} new tokens; "
+        f"torch threads {torch.get_num_threads()}\n"
+    )
 
     def per_prompt(fn):
         res, secs = [], 0.0
@@ -101,8 +108,17 @@ def main():
         st = spec_stats(res)
         tps = sum(len(r.new_ids) for r in res) / secs
         pred = st.predicted_speedup(t_target)
-        rows.append((f"specviz speculative, γ={g}", tps, f"{st.acceptance_rate:.3f}", f"{st.alpha:.3f}",
-                     tps / ar_tps, f"{st.bound(c):.2f}", f"{pred:.2f}"))
+        rows.append(
+            (
+                f"specviz speculative, γ={g}",
+                tps,
+                f"{st.acceptance_rate:.3f}",
+                f"{st.alpha:.3f}",
+                tps / ar_tps,
+                f"{st.bound(c):.2f}",
+                f"{pred:.2f}",
+            )
+        )
         if best is None or tps > best[1]:
             best = (g, tps, tps / ar_tps, pred)
 
@@ -112,8 +128,10 @@ def main():
     for name, tps, acc, alpha, sp, bound, pred in rows:
         print(f"| {name} | {tps:.0f} | {acc} | {alpha} | {sp:.2f}x | {bound} | {pred} |")
     g, tps, sp, pred = best
-    print(f"\nbest γ = {g}: {tps:.0f} tokens/s = {tps / hfa_tps:.2f}x transformers' assisted generation; "
-          f"measured speedup {sp:.2f}x = {sp / pred:.2f} of the cost-model prediction {pred:.2f}x")
+    print(
+        f"\nbest γ = {g}: {tps:.0f} tokens/s = {tps / hfa_tps:.2f}x transformers' assisted generation; "
+        f"measured speedup {sp:.2f}x = {sp / pred:.2f} of the cost-model prediction {pred:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -33,10 +33,12 @@ from specviz.lm import autoregressive_generate, load_pair, speculative_generate
 from specviz.lm.loading import Pair
 from specviz.lm.prompt_lookup import PromptLookupModel
 
-PARAGRAPH = ("The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
-             "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
-             "and wrote the weather in a leather-bound log. Ships passed in the dark without ever seeing him, "
-             "guided only by the steady white flash that swept the water every ten seconds.")
+PARAGRAPH = (
+    "The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
+    "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
+    "and wrote the weather in a leather-bound log. Ships passed in the dark without ever seeing him, "
+    "guided only by the steady white flash that swept the water every ten seconds."
+)
 PROMPTS = {
     "copy": "Repeat the following paragraph word for word, and write nothing else.\n\n" + PARAGRAPH,
     "free text": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
@@ -54,13 +56,12 @@ def timed(fn):
 def hf_greedy(model, ids, n, eos, lookup=None):
     """transformers' greedy generate (optionally with prompt lookup): new ids."""
     x = torch.tensor([ids])
-    kw = dict(max_new_tokens=n, do_sample=False, eos_token_id=eos, pad_token_id=eos,
-              attention_mask=torch.ones_like(x))
+    kw = dict(max_new_tokens=n, do_sample=False, eos_token_id=eos, pad_token_id=eos, attention_mask=torch.ones_like(x))
     if lookup:
         kw["prompt_lookup_num_tokens"] = lookup
     with torch.inference_mode():
         out = model.generate(x, **kw)
-    return out[0, len(ids):].tolist()
+    return out[0, len(ids) :].tolist()
 
 
 def main():
@@ -88,19 +89,21 @@ def main():
     tok = pair.tokenizer
     eos = tok.eos_token_id
     pair2 = Pair(pair.target, PromptLookupModel(pair.target.vocab_size, min_ngram=2), tok, pair.device)
-    print(f"\n{pair.describe()}; loaded in {load_s:.1f} s; torch threads {torch.get_num_threads()}; "
-          f"greedy, up to {N} new tokens, stop at {tok.eos_token!r}, best of {R}\n")
+    print(
+        f"\n{pair.describe()}; loaded in {load_s:.1f} s; torch threads {torch.get_num_threads()}; "
+        f"greedy, up to {N} new tokens, stop at {tok.eos_token!r}, best of {R}\n"
+    )
 
     rows, ms_per_token, summary = [], None, []
     for label, text in PROMPTS.items():
         ids = pair.encode(text)
         run = {"plain": lambda: autoregressive_generate(pair, ids, N, temperature=0, stop_at_eos=True, threads=None)}
         for g in gammas:
-            run[g] = (lambda g=g: speculative_generate(pair, ids, N, g, temperature=0, stop_at_eos=True,
-                                                       threads=None))
+            run[g] = lambda g=g: speculative_generate(pair, ids, N, g, temperature=0, stop_at_eos=True, threads=None)
         for g in min2_gammas:
-            run[("min2", g)] = (lambda g=g: speculative_generate(pair2, ids, N, g, temperature=0, stop_at_eos=True,
-                                                                 threads=None))
+            run[("min2", g)] = lambda g=g: speculative_generate(
+                pair2, ids, N, g, temperature=0, stop_at_eos=True, threads=None
+            )
         autoregressive_generate(pair, ids, 4, temperature=0, threads=None)  # warm-up
         speculative_generate(pair, ids, 8, max(gammas), temperature=0, threads=None)
         wall, cpu, results = {}, {}, {}
@@ -126,32 +129,63 @@ def main():
             drafted = sum(s.gamma for s in r.steps)
             accepted = sum(s.accepted for s in r.steps)
             name = f"prompt lookup, γ={key}" if isinstance(key, int) else f"prompt lookup min n-gram 2, γ={key[1]}"
-            rows.append((label, name, n_new, n_new / wall[key], wall["plain"] / wall[key],
-                         cpu["plain"] / cpu[key], f"{drafted / len(r.steps):.1f}",
-                         f"{accepted / drafted:.2f}" if drafted else "–", f"{n_new / len(r.steps):.2f}", "yes"))
+            rows.append(
+                (
+                    label,
+                    name,
+                    n_new,
+                    n_new / wall[key],
+                    wall["plain"] / wall[key],
+                    cpu["plain"] / cpu[key],
+                    f"{drafted / len(r.steps):.1f}",
+                    f"{accepted / drafted:.2f}" if drafted else "–",
+                    f"{n_new / len(r.steps):.2f}",
+                    "yes",
+                )
+            )
         top = max(gammas, key=lambda g: cpu["plain"] / cpu[g])
-        summary.append(f"{label}: best γ = {top}: {cpu['plain'] / cpu[top]:.2f}x plain decoding by CPU time, "
-                       f"{wall['plain'] / wall[top]:.2f}x by wall clock ({n_new / wall[top]:.1f} vs "
-                       f"{plain_tps:.1f} tokens/s)")
+        summary.append(
+            f"{label}: best γ = {top}: {cpu['plain'] / cpu[top]:.2f}x plain decoding by CPU time, "
+            f"{wall['plain'] / wall[top]:.2f}x by wall clock ({n_new / wall[top]:.1f} vs "
+            f"{plain_tps:.1f} tokens/s)"
+        )
         if not args.no_hf:
-            for key, name in (("hf", "transformers generate"),
-                              ("hf-lookup", f"transformers prompt_lookup_num_tokens={args.hf_lookup}")):
+            for key, name in (
+                ("hf", "transformers generate"),
+                ("hf-lookup", f"transformers prompt_lookup_num_tokens={args.hf_lookup}"),
+            ):
                 o = results[key]
                 # per generated token, against this engine's plain decoding per generated token
-                rows.append((label, name, len(o), len(o) / wall[key], (len(o) / wall[key]) / plain_tps,
-                             (len(o) / cpu[key]) / (n_new / cpu["plain"]), "", "", "",
-                             "yes" if o == plain.new_ids else "no"))
+                rows.append(
+                    (
+                        label,
+                        name,
+                        len(o),
+                        len(o) / wall[key],
+                        (len(o) / wall[key]) / plain_tps,
+                        (len(o) / cpu[key]) / (n_new / cpu["plain"]),
+                        "",
+                        "",
+                        "",
+                        "yes" if o == plain.new_ids else "no",
+                    )
+                )
 
     print(f"<!-- {MARK} -->")
-    print("| prompt | decoder | new tokens | tokens/s | speed-up (wall) | speed-up (CPU time) | drafted/step | "
-          "acceptance | mean acceptance length | same tokens |")
+    print(
+        "| prompt | decoder | new tokens | tokens/s | speed-up (wall) | speed-up (CPU time) | drafted/step | "
+        "acceptance | mean acceptance length | same tokens |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for label, name, n, tps, sp, sp_cpu, per_step, acc, mal, same in rows:
-        print(f"| {label} | {name} | {n} | {tps:.1f} | {sp:.2f}x | {sp_cpu:.2f}x | {per_step} | {acc} | {mal} | "
-              f"{same} |")
+        print(
+            f"| {label} | {name} | {n} | {tps:.1f} | {sp:.2f}x | {sp_cpu:.2f}x | {per_step} | {acc} | {mal} | {same} |"
+        )
     print(f"<!-- /{MARK} -->\n")
-    print(f"load {load_s:.1f} s; plain decoding on the copy prompt: {ms_per_token[0]:.1f} ms/token wall clock, "
-          f"{ms_per_token[1]:.1f} ms/token CPU (prompt reading included)")
+    print(
+        f"load {load_s:.1f} s; plain decoding on the copy prompt: {ms_per_token[0]:.1f} ms/token wall clock, "
+        f"{ms_per_token[1]:.1f} ms/token CPU (prompt reading included)"
+    )
     for line in summary:
         print(line)
 

@@ -100,8 +100,10 @@ def main():
                     runs[p].append(step_ms(paths[p][role], chunk, args.tokens))
             row(label, {p: statistics.median(v) for p, v in runs.items()}, "ms")
 
-    print(f"\ngreedy generation, {args.new_tokens} new tokens x {len(PROMPTS)} prompts, tokens/s "
-          f"(median of {args.repeats}; speed-up over dynamic in brackets)")
+    print(
+        f"\ngreedy generation, {args.new_tokens} new tokens x {len(PROMPTS)} prompts, tokens/s "
+        f"(median of {args.repeats}; speed-up over dynamic in brackets)"
+    )
     pairs = {p: Pair(paths[p]["target"], paths[p]["draft"], pair.tokenizer) for p in paths}
     for label, gamma in (("plain", 0), (f"speculative gamma={args.gamma}", args.gamma)):
         runs, outputs = {p: [] for p in paths}, {p: None for p in paths}

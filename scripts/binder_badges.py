@@ -65,8 +65,9 @@ def main(argv=None) -> int:
     repo = args.repo
     if repo is None:
         try:
-            url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=README.parent, check=True,
-                                 capture_output=True, text=True).stdout
+            url = subprocess.run(
+                ["git", "remote", "get-url", "origin"], cwd=README.parent, check=True, capture_output=True, text=True
+            ).stdout
         except (OSError, subprocess.CalledProcessError):
             print("no git remote 'origin': give owner/name, e.g. python scripts/binder_badges.py you/specviz")
             return 2

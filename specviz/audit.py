@@ -113,19 +113,25 @@ def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> Au
         chi2, pval, dof = _pooled_chisquare(counts[support], n * p[support])
     if outside.size:
         passed = False
-        why = (f"{outside.size} of {n} token ids fall outside the vocabulary 0..{V - 1} "
-               f"(e.g. {int(outside[0])}): the verifier emits ids that do not exist")
+        why = (
+            f"{outside.size} of {n} token ids fall outside the vocabulary 0..{V - 1} "
+            f"(e.g. {int(outside[0])}): the verifier emits ids that do not exist"
+        )
     elif impossible.size:
         passed = False
         x = int(impossible[0])
-        why = (f"token {x} was emitted {int(counts[x])} times although p({x}) = 0: "
-               "the output cannot be the target distribution")
+        why = (
+            f"token {x} was emitted {int(counts[x])} times although p({x}) = 0: "
+            "the output cannot be the target distribution"
+        )
     elif pval < alpha:
         passed = False
         worst = int(np.argmax(np.abs(empirical - p)))
-        why = (f"output differs from p (chi-square p-value {pval:.2g} < {alpha:g}, TV {tv:.4f}); "
-               f"largest gap at token {worst}: {empirical[worst]:.4f} vs p = {p[worst]:.4f}")
+        why = (
+            f"output differs from p (chi-square p-value {pval:.2g} < {alpha:g}, TV {tv:.4f}); "
+            f"largest gap at token {worst}: {empirical[worst]:.4f} vs p = {p[worst]:.4f}"
+        )
     else:
         passed = True
-        why = (f"consistent with p (chi-square p-value {pval:.3g} >= {alpha:g}, TV {tv:.4f} over {n} samples)")
+        why = f"consistent with p (chi-square p-value {pval:.3g} >= {alpha:g}, TV {tv:.4f} over {n} samples)"
     return AuditReport(passed, pval, empirical, tv, why, n, alpha, chi2, dof, impossible, p)

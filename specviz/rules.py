@@ -18,13 +18,13 @@ replacement (it depends on the drafted token), so it overrides `reject_joint` an
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
-from .theory import Joint, safe_ratio, acceptance_prob, resample_dist
+from .theory import Joint, acceptance_prob, resample_dist, safe_ratio
 from .validate import as_pair, is_exact
 
 
@@ -80,7 +80,7 @@ class TokenMatchRule(Rule):
         return out
 
 
-def _lenient_accept(p, q, l):
+def _lenient_accept(p, q, l):  # noqa: E741  (l: the lenience, the rule parameter users pass as l=)
     if not l > 0:
         raise ValueError(f"lenience l must be > 0, got {l}")
     return np.minimum(safe_ratio(p, q * l, where_zero=1), _one(p))
@@ -108,18 +108,58 @@ def register(rule: Rule) -> Rule:
     return rule
 
 
-register(Rule("lossless", True, "accept min(1, p/q); on rejection sample (p - q)+ / Z",
-              lambda p, q: acceptance_prob(p, q), lambda p, q: resample_dist(p, q)))
-register(Rule("resample_target", False, "pitfall: on rejection sample from p itself",
-              lambda p, q: acceptance_prob(p, q), lambda p, q: p))
-register(Rule("abs_residual", False, "pitfall: on rejection sample |p - q| / sum|p - q|",
-              lambda p, q: acceptance_prob(p, q), _abs_resample))
-register(Rule("lenient", False, "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for l < 1",
-              _lenient_accept, lambda p, q, l: resample_dist(p, q), {"l": 0.5}))
-register(Rule("typical", False, "Medusa: accept iff p(x) > min(eps, delta exp(-H(p))); else sample p",
-              _typical_accept, lambda p, q, eps, delta: p, {"eps": 0.09, "delta": 0.3}))
-register(TokenMatchRule("token_match", True, "draw y ~ p; keep the draft iff y == x, else emit y",
-                        lambda p, q: p.copy(), None))
+register(
+    Rule(
+        "lossless",
+        True,
+        "accept min(1, p/q); on rejection sample (p - q)+ / Z",
+        lambda p, q: acceptance_prob(p, q),
+        lambda p, q: resample_dist(p, q),
+    )
+)
+register(
+    Rule(
+        "resample_target",
+        False,
+        "pitfall: on rejection sample from p itself",
+        lambda p, q: acceptance_prob(p, q),
+        lambda p, q: p,
+    )
+)
+register(
+    Rule(
+        "abs_residual",
+        False,
+        "pitfall: on rejection sample |p - q| / sum|p - q|",
+        lambda p, q: acceptance_prob(p, q),
+        _abs_resample,
+    )
+)
+register(
+    Rule(
+        "lenient",
+        False,
+        "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for l < 1",
+        _lenient_accept,
+        lambda p, q, l: resample_dist(p, q),  # noqa: E741
+        {"l": 0.5},
+    )
+)  # noqa: E741
+register(
+    Rule(
+        "typical",
+        False,
+        "Medusa: accept iff p(x) > min(eps, delta exp(-H(p))); else sample p",
+        _typical_accept,
+        lambda p, q, eps, delta: p,
+        {"eps": 0.09, "delta": 0.3},
+    )
+)
+register(
+    TokenMatchRule(
+        "token_match", True, "draw y ~ p; keep the draft iff y == x, else emit y", lambda p, q: p.copy(), None
+    )
+)
 
 
 def get_rule(rule) -> Rule:
@@ -184,13 +224,27 @@ def compare_rules(p, q, rules=None, params=None) -> list[RuleReport]:
     for name in rules or list(RULES):
         j = rule_joint(p, q, name, **params.get(name, {}))
         o = j.output.astype(np.float64)
-        out.append(RuleReport(name, get_rule(name).lossless, o, float(j.p_accept),
-                              float(np.abs(o - p.astype(np.float64)).sum() / 2)))
+        out.append(
+            RuleReport(
+                name, get_rule(name).lossless, o, float(j.p_accept), float(np.abs(o - p.astype(np.float64)).sum() / 2)
+            )
+        )
     return out
 
 
-__all__ = ["Rule", "RULES", "register", "get_rule", "joint", "rule_joint", "output_dist", "rule_acceptance_rate",
-           "is_lossless", "compare_rules", "RuleReport"]
+__all__ = [
+    "Rule",
+    "RULES",
+    "register",
+    "get_rule",
+    "joint",
+    "rule_joint",
+    "output_dist",
+    "rule_acceptance_rate",
+    "is_lossless",
+    "compare_rules",
+    "RuleReport",
+]
 
 
 def joint(p, q) -> Joint:

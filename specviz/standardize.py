@@ -119,8 +119,14 @@ class Mismatch:
     tv: float  # TV(output, intended)
 
 
-def mismatch_output_dist(target_logits, draft_logits, intended: Sampling, target_used: Sampling | None = None,
-                         draft_sampled: Sampling | None = None, draft_ratio: Sampling | None = None) -> Mismatch:
+def mismatch_output_dist(
+    target_logits,
+    draft_logits,
+    intended: Sampling,
+    target_used: Sampling | None = None,
+    draft_sampled: Sampling | None = None,
+    draft_ratio: Sampling | None = None,
+) -> Mismatch:
     """Exact output when p, the sampled draft and the q in the ratio use different settings.
 
     `intended` is what the user asked for; `target_used` is how p in the ratio was made,

@@ -98,8 +98,7 @@ def as_dist(p, name: str = "p") -> np.ndarray:
             raise ValueError(f"{name} sums to {total}, not exactly 1; use specviz.normalize()")
     elif abs(total - 1.0) > SUM_TOL:
         raise ValueError(
-            f"{name} sums to {total:.6g}, not 1 (within {SUM_TOL:g}); "
-            "use specviz.normalize() for unnormalised weights"
+            f"{name} sums to {total:.6g}, not 1 (within {SUM_TOL:g}); use specviz.normalize() for unnormalised weights"
         )
     return arr
 

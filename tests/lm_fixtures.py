@@ -40,8 +40,17 @@ def seeded_weights(model, seed, std, perturb=0.0):
     return model
 
 
-def tiny_checkpoint(folder: Path, layers=1, width=32, vocab_size=257, seed=0, tokenizer_shift=0, positions=128,
-                    init_std=None, perturb=0.0):
+def tiny_checkpoint(
+    folder: Path,
+    layers=1,
+    width=32,
+    vocab_size=257,
+    seed=0,
+    tokenizer_shift=0,
+    positions=128,
+    init_std=None,
+    perturb=0.0,
+):
     """Save a random GPT-2 and a byte tokenizer into `folder`; return the folder.
 
     With `init_std` the weights come from `seeded_weights` (version-independent), else from transformers' init.
@@ -50,8 +59,15 @@ def tiny_checkpoint(folder: Path, layers=1, width=32, vocab_size=257, seed=0, to
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    cfg = GPT2Config(n_layer=layers, n_embd=width, n_head=2, vocab_size=vocab_size, n_positions=positions,
-                     bos_token_id=256, eos_token_id=256)
+    cfg = GPT2Config(
+        n_layer=layers,
+        n_embd=width,
+        n_head=2,
+        vocab_size=vocab_size,
+        n_positions=positions,
+        bos_token_id=256,
+        eos_token_id=256,
+    )
     model = GPT2LMHeadModel(cfg)
     if init_std is not None:
         seeded_weights(model, seed, init_std, perturb)
@@ -61,15 +77,33 @@ def tiny_checkpoint(folder: Path, layers=1, width=32, vocab_size=257, seed=0, to
     return folder
 
 
-def tiny_llama_checkpoint(folder: Path, layers=2, width=32, heads=4, kv_heads=2, vocab_size=257, seed=0,
-                          positions=128, init_std=0.02, perturb=0.0):
+def tiny_llama_checkpoint(
+    folder: Path,
+    layers=2,
+    width=32,
+    heads=4,
+    kv_heads=2,
+    vocab_size=257,
+    seed=0,
+    positions=128,
+    init_std=0.02,
+    perturb=0.0,
+):
     """Save a random Llama (grouped-query attention, RoPE) and a byte tokenizer into `folder`; return the folder."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(num_hidden_layers=layers, hidden_size=width, intermediate_size=2 * width,
-                      num_attention_heads=heads, num_key_value_heads=kv_heads, vocab_size=vocab_size,
-                      max_position_embeddings=positions, bos_token_id=256, eos_token_id=256,
-                      tie_word_embeddings=False)
+    cfg = LlamaConfig(
+        num_hidden_layers=layers,
+        hidden_size=width,
+        intermediate_size=2 * width,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        vocab_size=vocab_size,
+        max_position_embeddings=positions,
+        bos_token_id=256,
+        eos_token_id=256,
+        tie_word_embeddings=False,
+    )
     model = seeded_weights(LlamaForCausalLM(cfg), seed, init_std, perturb)
     folder = Path(folder)
     model.save_pretrained(folder)

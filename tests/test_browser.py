@@ -31,11 +31,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pytest
-
 from conftest import CHROMIUM_ARGS, REPO_ROOT, free_port
 
 
@@ -78,8 +77,9 @@ class Server:
         self.name, self.cmd = name, cmd
         self.log_path = log_dir / f"{name}.log"
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(cwd), stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
 
     def log_tail(self, n: int = 4000) -> str:
         try:
@@ -126,11 +126,22 @@ def voila_command(port: int, notebook: Path = DASHBOARD) -> list[str]:
 
 
 def lab_command(port: int, root: Path, token: str) -> list[str]:
-    return [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.news_url=", "--ServerApp.open_browser=False"]
+    return [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.news_url=",
+        "--ServerApp.open_browser=False",
+    ]
 
 
 def notebook7_command(port: int, root: Path, token: str) -> list[str]:
@@ -140,10 +151,20 @@ def notebook7_command(port: int, root: Path, token: str) -> list[str]:
     of the same file name, jupyter_server's static-file cache (keyed by file name) answers
     Notebook 7's request for it with 403 "not in root static directory".
     """
-    return [sys.executable, "-m", "jupyter", "notebook", "--no-browser", "--allow-root",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
-            "--ServerApp.open_browser=False"]
+    return [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "notebook",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.open_browser=False",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +219,8 @@ def servers(chromium_executable, tmp_path_factory):
     settings = tmp_path_factory.mktemp("lab-settings")
     (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env.pop("JUPYTER_TOKEN", None)
     voila_port, lab_port, nb7_port = free_port(), free_port(), free_port()
@@ -211,10 +233,13 @@ def servers(chromium_executable, tmp_path_factory):
         nb7 = Server("notebook7", notebook7_command(nb7_port, lab_root, token), lab_root, log_dir, env=env)
         started.append(nb7)
         yield {
-            "voila": voila, "voila_url": f"http://127.0.0.1:{voila_port}/",
-            "lab": lab, "lab_url": f"http://127.0.0.1:{lab_port}/lab/tree/{LAB_NOTEBOOK.name}?token={token}",
+            "voila": voila,
+            "voila_url": f"http://127.0.0.1:{voila_port}/",
+            "lab": lab,
+            "lab_url": f"http://127.0.0.1:{lab_port}/lab/tree/{LAB_NOTEBOOK.name}?token={token}",
             "lab_ping": f"http://127.0.0.1:{lab_port}/api/status?token={token}",
-            "nb7": nb7, "nb7_url": f"http://127.0.0.1:{nb7_port}/notebooks/{NB7_NOTEBOOK.name}?token={token}",
+            "nb7": nb7,
+            "nb7_url": f"http://127.0.0.1:{nb7_port}/notebooks/{NB7_NOTEBOOK.name}?token={token}",
             "nb7_ping": f"http://127.0.0.1:{nb7_port}/api/status?token={token}",
         }
     finally:
@@ -229,7 +254,9 @@ def chromium(chromium_executable, tmp_path_factory):
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=chromium_executable, args=CHROMIUM_ARGS, headless=True,
+            executable_path=chromium_executable,
+            args=CHROMIUM_ARGS,
+            headless=True,
             viewport=VIEWPORT,
         )
         try:
@@ -274,9 +301,9 @@ class PageProblems:
 
     def assert_none(self, since: tuple[int, int, int] = (0, 0, 0), known: Iterable[str] = ()) -> None:
         """No problems since `since`; `known` lists exact page-error messages of upstream bugs to let pass."""
-        errors = [e for e in self.errors[since[0]:] if e not in set(known)]
-        console = self.console[since[1]:]
-        requests = self.requests[since[2]:]
+        errors = [e for e in self.errors[since[0] :] if e not in set(known)]
+        console = self.console[since[1] :]
+        requests = self.requests[since[2] :]
         assert not errors, f"page errors: {errors}"
         assert not console, f"console errors: {console}"
         assert not requests, f"failed requests to the server: {requests}"
@@ -344,15 +371,19 @@ def sv(page, expr: str, arg=None):
 
 
 def wait_sv(page, expr: str, arg=None, timeout: float = ACTION_MS):
-    page.wait_for_function(f"(arg) => {{ const sv = window.__sv; return {expr}; }}", arg=arg,
-                           timeout=timeout, polling=50)
+    page.wait_for_function(
+        f"(arg) => {{ const sv = window.__sv; return {expr}; }}", arg=arg, timeout=timeout, polling=50
+    )
 
 
 def read_money(page) -> dict:
     """Slider readouts (text and value) and the money diagram's traces, as Python data."""
-    return sv(page, "({P: sv.dist('p'), Q: sv.dist('q'), overlap: sv.trace('overlap'), "
-                    "residual: sv.trace('residual'), p: sv.trace('p'), q: sv.trace('q'), "
-                    "rejected: sv.trace('rejected')})")
+    return sv(
+        page,
+        "({P: sv.dist('p'), Q: sv.dist('q'), overlap: sv.trace('overlap'), "
+        "residual: sv.trace('residual'), p: sv.trace('p'), q: sv.trace('q'), "
+        "rejected: sv.trace('rejected')})",
+    )
 
 
 def decimals(text: str) -> int:
@@ -416,7 +447,9 @@ def dashboard(servers, chromium, screenshot_dir):
     page.goto(servers["voila_url"], timeout=FIRST_PLOT_MS, wait_until="commit")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')].some(e => e._fullData && e._fullData.length)",
-        timeout=FIRST_PLOT_MS, polling=100)
+        timeout=FIRST_PLOT_MS,
+        polling=100,
+    )
     load_s = time.monotonic() - t0
     page.evaluate(HELPERS_JS)
     wait_sv(page, "sv.dist('p').length === 3 && sv.dist('q').length === 3 && sv.moneyMatches(arg)", ATOL)
@@ -428,13 +461,23 @@ def dashboard(servers, chromium, screenshot_dir):
 def test_dashboard_loads_without_errors(dashboard, screenshot_dir):
     page, problems = dashboard["page"], dashboard["problems"]
     tabs = page.locator(".lm-TabBar-tab").all_inner_texts()
-    assert [t.strip() for t in tabs] == ["Money diagram", "Sampling check", "Pitfalls", "γ-steps & trees",
-                                        "Numerics", "Real models"]
+    assert [t.strip() for t in tabs] == [
+        "Money diagram",
+        "Sampling check",
+        "Pitfalls",
+        "γ-steps & trees",
+        "Numerics",
+        "Real models",
+    ]
     assert page.locator(".specviz-tab-explanation:visible").count() == 1
     assert "whole proof" in page.locator(".specviz-tab-explanation:visible").inner_text()
     # Sources are hidden: no code cell input is rendered.
-    assert page.locator(".jp-CodeCell .jp-InputArea:visible, .jp-CodeMirrorEditor:visible, "
-                        ".jp-InputPrompt:visible").count() == 0
+    assert (
+        page.locator(
+            ".jp-CodeCell .jp-InputArea:visible, .jp-CodeMirrorEditor:visible, .jp-InputPrompt:visible"
+        ).count()
+        == 0
+    )
     assert "import specviz" not in page.content()
     # The tutorial's example: p = (0.6, 0.3, 0.1), q = (0.4, 0.5, 0.1).
     state = read_money(page)
@@ -557,8 +600,11 @@ def test_diagram_glides_to_new_values(dashboard):
 
 
 def _step(page) -> dict:
-    return sv(page, "({label: sv.text('.specviz-step-label'), residual: sv.trace('residual').opacity, "
-                    "rejected: sv.trace('rejected').opacity, overlap: sv.trace('overlap').opacity})")
+    return sv(
+        page,
+        "({label: sv.text('.specviz-step-label'), residual: sv.trace('residual').opacity, "
+        "rejected: sv.trace('rejected').opacity, overlap: sv.trace('overlap').opacity})",
+    )
 
 
 @browser_test
@@ -600,8 +646,11 @@ def test_step_reveal(dashboard, screenshot_dir):
 def test_monte_carlo_run_updates_histogram(dashboard, screenshot_dir):
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
-    open_tab(page, "Sampling check",
-             "sv.trace('accepted') !== null && sv.trace('resampled') !== null && sv.dist('p').length === 3")
+    open_tab(
+        page,
+        "Sampling check",
+        "sv.trace('accepted') !== null && sv.trace('resampled') !== null && sv.dist('p').length === 3",
+    )
     before = sv(page, "({acc: sv.trace('accepted').y, res: sv.trace('resampled').y})")
     assert sum(before["acc"]) + sum(before["res"]) == 0, "empty histogram before Run"
     P = sv(page, "sv.dist('p')")
@@ -614,8 +663,11 @@ def test_monte_carlo_run_updates_histogram(dashboard, screenshot_dir):
     wait_sv(page, "!!sv.text('.specviz-verdict-pass') || !!sv.text('.specviz-verdict-fail')", timeout=FIRST_PLOT_MS)
     wait_sv(page, "sv.trace('accepted').y.reduce((a, b) => a + b, 0) > 0")
     assert sv(page, "sv.text('.specviz-verdict-pass')") == "PASS", sv(page, "sv.text('.specviz-verdict')")
-    data = sv(page, "({x: sv.trace('accepted').x, acc: sv.trace('accepted').y, res: sv.trace('resampled').y, "
-                    "p: sv.trace('p').y, exact: sv.trace('overlap_exact').y})")
+    data = sv(
+        page,
+        "({x: sv.trace('accepted').x, acc: sv.trace('accepted').y, res: sv.trace('resampled').y, "
+        "p: sv.trace('p').y, exact: sv.trace('overlap_exact').y})",
+    )
     emp = [a + r for a, r in zip(data["acc"], data["res"])]
     # fractions of N = 10,000 samples: they sum to 1 and follow p (5 sigma is < 0.025 here)
     assert sum(emp) == pytest.approx(1.0, abs=1e-9)
@@ -692,19 +744,31 @@ def run_all_and_check(page, url: str, notebook: Path) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=FIRST_PLOT_MS)
     # the cells appear in batches after the kernel is idle: wait for all of them
     n_cells = len(json.loads(notebook.read_text(encoding="utf-8"))["cells"])
-    page.wait_for_function("(n) => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
-                           arg=n_cells, timeout=FIRST_PLOT_MS, polling=250)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
+        arg=n_cells,
+        timeout=FIRST_PLOT_MS,
+        polling=250,
+    )
     page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
     page.wait_for_selector(".jp-OutputArea .widget-slider", timeout=FIRST_PLOT_MS)
     # every code cell ran: each prompt holds a number, and no cell shows an error
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]"
-        ".every(p => /\\[\\d+\\]/.test(p.textContent))", timeout=FIRST_PLOT_MS, polling=250)
+        ".every(p => /\\[\\d+\\]/.test(p.textContent))",
+        timeout=FIRST_PLOT_MS,
+        polling=250,
+    )
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=FIRST_PLOT_MS)
     # an exception renders as a stderr output holding the traceback
-    tracebacks = [t for t in page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-                  .all_inner_texts() if "Traceback" in t or re.search(r"^\w+(Error|Exception)\b", t, re.M)]
+    tracebacks = [
+        t
+        for t in page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        ).all_inner_texts()
+        if "Traceback" in t or re.search(r"^\w+(Error|Exception)\b", t, re.M)
+    ]
     assert not tracebacks, tracebacks[0]
 
 
@@ -718,7 +782,10 @@ def test_jupyterlab_runs_tutorial_and_renders_widgets(servers, chromium, screens
         run_all_and_check(page, servers["lab_url"], LAB_NOTEBOOK)
         page.wait_for_function(
             "() => [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].some(e => e._fullData && "
-            "e._fullData.some(t => t.meta === 'overlap'))", timeout=FIRST_PLOT_MS, polling=250)
+            "e._fullData.some(t => t.meta === 'overlap'))",
+            timeout=FIRST_PLOT_MS,
+            polling=250,
+        )
         sliders = page.locator(".jp-OutputArea .widget-slider .widget-label").all_inner_texts()
         assert "p(cat)" in sliders and "q(cat)" in sliders, sliders
         app = page.locator(".jp-OutputArea .specviz-app").first
@@ -742,11 +809,16 @@ def test_notebook7_runs_tutorial_and_renders_widgets(servers, chromium, screensh
         # the pitfall explorer rendered: a plot with the rule's output next to p, and a verdict
         page.wait_for_function(
             "() => [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].some(e => e._fullData && "
-            "e._fullData.length > 0)", timeout=FIRST_PLOT_MS, polling=250)
+            "e._fullData.length > 0)",
+            timeout=FIRST_PLOT_MS,
+            polling=250,
+        )
         page.wait_for_selector(".jp-OutputArea .specviz-app", timeout=ACTION_MS)
         page.wait_for_function(
             "() => [...document.querySelectorAll('.jp-OutputArea [class*=specviz-verdict-]')].length > 0",
-            timeout=FIRST_PLOT_MS, polling=250)
+            timeout=FIRST_PLOT_MS,
+            polling=250,
+        )
         save_shot(page, screenshot_dir, "notebook7-tutorial-07")
         problems.assert_none(known=NOTEBOOK7_KNOWN_ERRORS)
     finally:

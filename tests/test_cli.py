@@ -13,11 +13,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 
 import specviz
 from specviz import cli
-
-from conftest import free_port
 
 
 def run_cli(*args: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
@@ -112,8 +111,17 @@ def test_bad_port_is_a_usage_error(capsys):
 
 @pytest.mark.parametrize(
     "host, expected",
-    [("127.0.0.1", True), ("127.1.2.3", True), ("localhost", True), ("::1", True),
-     ("[::1]", True), ("0.0.0.0", False), ("::", False), ("10.0.0.1", False), ("myhost", False)],
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("myhost", False),
+    ],
 )
 def test_is_loopback(host, expected):
     assert cli.is_loopback(host) is expected
@@ -144,8 +152,13 @@ def test_lab_command_line_adds_allow_root_only_for_root(tmp_path):
     as_user = cli.build_lab_command(tmp_path, port=9124, token="t", as_root=False)
     assert "--allow-root" in as_root and "--allow-root" not in as_user
     assert as_user[:4] == [sys.executable, "-m", "jupyter", "lab"]
-    for flag in ("--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=9124",
-                 f"--ServerApp.root_dir={tmp_path}", "--IdentityProvider.token=t"):
+    for flag in (
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port=9124",
+        f"--ServerApp.root_dir={tmp_path}",
+        "--IdentityProvider.token=t",
+    ):
         assert flag in as_user
 
 
@@ -162,8 +175,7 @@ def test_dashboard_prints_url_before_starting_voila(tmp_path, monkeypatch, capsy
     out = capsys.readouterr().out
     assert "Dashboard URL:  http://127.0.0.1:9125/" in out
     assert started["cmd"][-1] == str(tmp_path / "dashboard.ipynb")
-    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--host", "0.0.0.0",
-                     "--allow-remote"]) == 0
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--host", "0.0.0.0", "--allow-remote"]) == 0
     assert "--Voila.ip=0.0.0.0" in started["cmd"]
     assert "reachable from other machines" in capsys.readouterr().out
     # one pre-executed kernel by default; --no-preheat drops it (Voila refuses a flag given twice)
@@ -194,9 +206,22 @@ def test_lab_starts_and_answers_api(tmp_path):
     log_path = tmp_path / "lab.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "specviz", "lab", "--port", str(port), "--token", token,
-             "--notebooks", str(notebooks)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "specviz",
+                "lab",
+                "--port",
+                str(port),
+                "--token",
+                token,
+                "--notebooks",
+                str(notebooks),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -238,12 +263,36 @@ def test_run_json_reports_vllm_statistics(capsys):
 
     from specviz.cli import main
 
-    rc = main(["run", "--prompt", "ROMEO:\n", "--max-new-tokens", "24", "--gamma", "3", "--temperature", "0",
-               "--device", "cpu", "--json"])
+    rc = main(
+        [
+            "run",
+            "--prompt",
+            "ROMEO:\n",
+            "--max-new-tokens",
+            "24",
+            "--gamma",
+            "3",
+            "--temperature",
+            "0",
+            "--device",
+            "cpu",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert rc == 0
-    need = {"text", "ids", "ar_ids", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
-            "mean_acceptance_length", "alpha", "per_position_acceptance"}
+    need = {
+        "text",
+        "ids",
+        "ar_ids",
+        "tokens_per_second",
+        "ar_tokens_per_second",
+        "speedup",
+        "acceptance_rate",
+        "mean_acceptance_length",
+        "alpha",
+        "per_position_acceptance",
+    }
     assert need <= set(out)
     assert out["ids"] == out["ar_ids"] and out["greedy_equal"] is True and len(out["ids"]) == 24
     assert len(out["per_position_acceptance"]) == 3 and 0 <= out["acceptance_rate"] <= 1
@@ -254,20 +303,42 @@ def test_run_json_reports_vllm_statistics(capsys):
 def test_run_text_report_with_prompt_lookup(capsys):
     from specviz.cli import main
 
-    rc = main(["run", "--draft", "prompt-lookup", "--prompt", "abcabcabcabcabc", "--max-new-tokens", "16",
-               "--temperature", "0", "--device", "cpu"])
+    rc = main(
+        [
+            "run",
+            "--draft",
+            "prompt-lookup",
+            "--prompt",
+            "abcabcabcabcabc",
+            "--max-new-tokens",
+            "16",
+            "--temperature",
+            "0",
+            "--device",
+            "cpu",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
-    for label in ("speed-up", "acceptance rate", "mean acceptance length", "per-position acceptance", "alpha",
-                  "greedy output identical to plain decoding: yes"):
+    for label in (
+        "speed-up",
+        "acceptance rate",
+        "mean acceptance length",
+        "per-position acceptance",
+        "alpha",
+        "greedy output identical to plain decoding: yes",
+    ):
         assert label in text
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--target", "./no/such/model"], "no such file or folder"),
-    (["--device", "tpu"], "unknown device 'tpu'"),
-    (["--temperature", "-1"], "temperature"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--target", "./no/such/model"], "no such file or folder"),
+        (["--device", "tpu"], "unknown device 'tpu'"),
+        (["--temperature", "-1"], "temperature"),
+    ],
+)
 def test_run_bad_input_exits_2_with_one_line(capsys, argv, message):
     from specviz.cli import main
 
@@ -283,24 +354,50 @@ def test_an_installed_wheel_ships_the_notebooks(tmp_path):
     import zipfile
 
     repo = Path(__file__).resolve().parent.parent
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(repo),
-                    "-w", str(tmp_path / "dist")], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(repo),
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = (tmp_path / "dist").glob("specviz-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "specviz/notebooks/dashboard.ipynb" in names and "specviz/py.typed" in names
     assert sum(n.startswith("specviz/notebooks/") and n.endswith(".ipynb") for n in names) >= 12
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     script = (
         "import specviz, specviz.cli as c, sys; from pathlib import Path\n"
         f"assert specviz.__file__.startswith({str(site)!r}), specviz.__file__\n"
         "nb = c.find_notebooks_dir(); assert nb == c.packaged_notebooks() and (nb / 'dashboard.ipynb').is_file()\n"
         "cmd = c.build_dashboard_command(nb / 'dashboard.ipynb'); assert any('dashboard.ipynb' in str(a) for a in cmd)\n"
-        "sys.exit(c.main(['notebooks', 'copy']))\n")
+        "sys.exit(c.main(['notebooks', 'copy']))\n"
+    )
     work = tmp_path / "elsewhere"
     work.mkdir()
-    r = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(site)})
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert (work / "copy" / "05_the_proof_in_three_steps.ipynb").is_file()

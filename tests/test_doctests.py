@@ -5,10 +5,27 @@ import importlib
 
 import pytest
 
-MODULES = ["specviz", "specviz.validate", "specviz.theory", "specviz.rules", "specviz.gamma", "specviz.multidraft",
-           "specviz.standardize", "specviz.sampling", "specviz.chain", "specviz.audit", "specviz.verifiers",
-           "specviz.torch_sampling", "specviz.htmlkit", "specviz.lm", "specviz.lm.engine", "specviz.lm.results",
-           "specviz.lm.stats", "specviz.lm.run", "specviz.lm.models"]
+MODULES = [
+    "specviz",
+    "specviz.validate",
+    "specviz.theory",
+    "specviz.rules",
+    "specviz.gamma",
+    "specviz.multidraft",
+    "specviz.standardize",
+    "specviz.sampling",
+    "specviz.chain",
+    "specviz.audit",
+    "specviz.verifiers",
+    "specviz.torch_sampling",
+    "specviz.htmlkit",
+    "specviz.lm",
+    "specviz.lm.engine",
+    "specviz.lm.results",
+    "specviz.lm.stats",
+    "specviz.lm.run",
+    "specviz.lm.models",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

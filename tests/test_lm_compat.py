@@ -11,12 +11,11 @@ import os
 import re
 
 import numpy as np
-
 import pytest
 import torch
 import transformers
-
 from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint
+
 from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_generate
 from specviz.lm.models import cache_keyword
 
@@ -49,18 +48,26 @@ def prompt_ids(pair, text):
 def hf_greedy(model: HFModel, ids, n):
     """transformers' own greedy continuation of `ids` (n tokens, no stopping at EOS)."""
     x = torch.tensor([ids], device=model.device)
-    out = model.model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=n,
-                               min_new_tokens=0, eos_token_id=None, pad_token_id=0)
-    return out[0, len(ids):].tolist()
+    out = model.model.generate(
+        x,
+        attention_mask=torch.ones_like(x),
+        do_sample=False,
+        max_new_tokens=n,
+        min_new_tokens=0,
+        eos_token_id=None,
+        pad_token_id=0,
+    )
+    return out[0, len(ids) :].tolist()
 
 
 def assert_clear_argmax(model: HFModel, ids, new_ids):
     """Every greedy choice in new_ids beats the runner-up by MIN_GAP (else the comparison is luck)."""
-    logits = model.full_logits(ids + new_ids)[len(ids) - 1: -1]  # rows predicting each new token
+    logits = model.full_logits(ids + new_ids)[len(ids) - 1 : -1]  # rows predicting each new token
     top2 = logits.topk(2, dim=-1).values
     gaps = top2[:, 0] - top2[:, 1]
     assert (logits.argmax(-1).tolist() == new_ids) and gaps.min() > MIN_GAP, (
-        f"near-tie in the reference (gap {gaps.min():.2g}): choose another seed or init_std")
+        f"near-tie in the reference (gap {gaps.min():.2g}): choose another seed or init_std"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +103,7 @@ def check_rows(model, session, rows=None):
     full = model.full_logits(session.tokens)
     torch.testing.assert_close(session.next_logits, full[-1], atol=ATOL, rtol=0)
     if rows is not None:
-        torch.testing.assert_close(rows, full[-len(rows):], atol=ATOL, rtol=0)
+        torch.testing.assert_close(rows, full[-len(rows) :], atol=ATOL, rtol=0)
 
 
 @pytest.mark.parametrize("role", ["target", "draft"])
@@ -108,7 +115,7 @@ def test_cached_session_equals_uncached_forward_at_every_step(pair, references, 
     s = model.session(stream[:2])
     check_rows(model, s)
     for i in range(2, len(stream), chunk):
-        check_rows(model, s, s.feed(stream[i: i + chunk]))
+        check_rows(model, s, s.feed(stream[i : i + chunk]))
     assert s.tokens == stream
     s.truncate(s.length - 7)  # without next_logits: the last kept token is re-read
     assert s.tokens == stream[:-7]

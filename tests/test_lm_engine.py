@@ -9,14 +9,20 @@ import itertools
 
 import numpy as np
 import pytest
+from lm_fixtures import spy_host_reads
 from scipy import stats
 
 import specviz as sv
-from specviz.lm import (LanguageModel, NGramModel, Pair, Session, SpeculativeEngine, autoregressive_generate,
-                        speculative_generate)
+from specviz.lm import (
+    LanguageModel,
+    NGramModel,
+    Pair,
+    Session,
+    SpeculativeEngine,
+    autoregressive_generate,
+    speculative_generate,
+)
 from specviz.standardize import Sampling
-
-from lm_fixtures import spy_host_reads
 
 ALPHA = 1e-4
 L = 3  # continuation length
@@ -25,7 +31,7 @@ L = 3  # continuation length
 def exact_continuations(model: NGramModel, prompt, length, sampling: Sampling):
     """(V**length,) exact probability of each continuation under AR sampling with `sampling`."""
     V = model.vocab_size
-    out = np.zeros(V ** length)
+    out = np.zeros(V**length)
     for i, seq in enumerate(itertools.product(range(V), repeat=length)):
         prob, hist = 1.0, list(prompt)
         for t in seq:
@@ -39,7 +45,7 @@ def exact_continuations(model: NGramModel, prompt, length, sampling: Sampling):
 def empirical(engine, pair, n, gamma, seed, **kw):
     rng = np.random.default_rng(seed)
     V = pair.target.vocab_size
-    counts = np.zeros(V ** L, dtype=np.int64)
+    counts = np.zeros(V**L, dtype=np.int64)
     for _ in range(n):
         r = engine.generate(pair, [1], max_new_tokens=L, gamma=gamma, seed=rng, **kw)
         counts[sv.sequence_index(np.array([r.new_ids]), V)[0]] += 1
@@ -106,8 +112,9 @@ def test_missing_bonus_is_caught_by_the_statistics():
 
     def tokens_per_step(engine):
         rng = np.random.default_rng(0)
-        steps = [s for _ in range(300) for s in engine.generate(pair, [0], 40, gamma, seed=rng).steps
-                 if s.gamma == gamma]
+        steps = [
+            s for _ in range(300) for s in engine.generate(pair, [0], 40, gamma, seed=rng).steps if s.gamma == gamma
+        ]
         return np.array([s.n_emitted for s in steps]), np.array([s.accepted for s in steps])
 
     emitted, accepted = tokens_per_step(SpeculativeEngine())
@@ -183,7 +190,7 @@ class SometimesSilent(NGramModel):
 
     def session(self, prompt_ids):
         s = super().session(prompt_ids)
-        base_forward, base_truncate = s._forward, s.truncate
+        base_truncate = s.truncate
 
         def silence():
             if s.tokens and s.tokens[-1] == 2:
@@ -215,13 +222,23 @@ def test_a_draft_without_proposals_keeps_the_output_exact(pair):
     assert 0 in gammas and max(gammas) == 3  # some steps had no proposal, some a full one
     assert all(s.kind == "target" for s in r.steps if s.gamma == 0)
     for prompt in ([0], [2], [1, 2]):
-        assert (speculative_generate(vpair, prompt, 30, 4, temperature=0).new_ids
-                == autoregressive_generate(vpair, prompt, 30, temperature=0).new_ids)
+        assert (
+            speculative_generate(vpair, prompt, 30, 4, temperature=0).new_ids
+            == autoregressive_generate(vpair, prompt, 30, temperature=0).new_ids
+        )
 
 
-@pytest.mark.parametrize("bad,match", [([0, -1], r"prompt token 1 has id -1"), ([0, 3], r"prompt token 1 has id 3"),
-                                       ([0, 1.5], r"prompt token 1 is 1.5"), (["a"], r"prompt token 0 is 'a'"),
-                                       ([True], "prompt token 0 is True"), (np.array([[0]]), "1-D")])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ([0, -1], r"prompt token 1 has id -1"),
+        ([0, 3], r"prompt token 1 has id 3"),
+        ([0, 1.5], r"prompt token 1 is 1.5"),
+        (["a"], r"prompt token 0 is 'a'"),
+        ([True], "prompt token 0 is True"),
+        (np.array([[0]]), "1-D"),
+    ],
+)
 def test_prompt_ids_are_validated_by_both_generators(pair, bad, match):
     with pytest.raises(ValueError, match=match):
         speculative_generate(pair, bad, 4)
@@ -277,8 +294,10 @@ def test_seed_kinds_reproduce(pair):
     a = speculative_generate(pair, [0], 30, 3, seed=np.random.default_rng(5)).new_ids
     assert a == speculative_generate(pair, [0], 30, 3, seed=np.random.default_rng(5)).new_ids
     g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
-    assert speculative_generate(pair, [0], 30, 3, seed=g1).new_ids == speculative_generate(pair, [0], 30, 3,
-                                                                                          seed=g2).new_ids
+    assert (
+        speculative_generate(pair, [0], 30, 3, seed=g1).new_ids
+        == speculative_generate(pair, [0], 30, 3, seed=g2).new_ids
+    )
 
 
 def test_results_print_short_and_convert(pair):
@@ -361,14 +380,18 @@ def test_stop_at_eos_uses_the_tokenizer_and_the_generation_config(pair):
 
     from specviz.lm.engine import eos_ids
 
-    fake = SimpleNamespace(target=SimpleNamespace(model=SimpleNamespace(generation_config=SimpleNamespace(
-        eos_token_id=[1, 2]))), tokenizer=SimpleNamespace(eos_token_id=0))
+    fake = SimpleNamespace(
+        target=SimpleNamespace(model=SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[1, 2]))),
+        tokenizer=SimpleNamespace(eos_token_id=0),
+    )
     assert eos_ids(fake) == {0, 1, 2}
     free = speculative_generate(pair, [0], 60, 3, seed=4).new_ids
     first = free.index(2)  # the toy emits token 2 somewhere in 60 tokens
     tok_pair = Pair(pair.target, pair.draft, tokenizer=SimpleNamespace(eos_token_id=2, decode=lambda ids, **k: ""))
-    for gen in (lambda: speculative_generate(tok_pair, [0], 60, 3, seed=4, stop_at_eos=True),
-                lambda: autoregressive_generate(tok_pair, [0], 60, seed=4, stop_at_eos=True)):
+    for gen in (
+        lambda: speculative_generate(tok_pair, [0], 60, 3, seed=4, stop_at_eos=True),
+        lambda: autoregressive_generate(tok_pair, [0], 60, seed=4, stop_at_eos=True),
+    ):
         ids = gen().new_ids
         assert ids[-1] == 2 and 2 not in ids[:-1]
     assert speculative_generate(tok_pair, [0], 60, 3, seed=4, stop_at_eos=True).new_ids == free[: first + 1]

@@ -33,8 +33,10 @@ def _pair(V=8, seed=0, max_positions=None, cls=NGramModel):
     """A toy pair whose draft is close to the target, so all three fates show up."""
     t = NGramModel.random(V, seed=seed, concentration=0.5).table
     d = 0.7 * t + 0.3 * NGramModel.random(V, seed=seed + 1, concentration=0.5).table
-    return Pair(cls(t, name="ngram-target", max_positions=max_positions),
-                cls(d, name="ngram-draft", max_positions=max_positions))
+    return Pair(
+        cls(t, name="ngram-target", max_positions=max_positions),
+        cls(d, name="ngram-draft", max_positions=max_positions),
+    )
 
 
 class SlowNGram(NGramModel):
@@ -111,7 +113,7 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     fw = app.figures["per_position"]
     _same(_y(fw, "unconditional"), st.per_position)
     _same(_y(fw, "conditional"), st.per_position_conditional)
-    _same(_y(fw, "theory_unconditional"), [st.alpha ** i for i in range(1, 4)])
+    _same(_y(fw, "theory_unconditional"), [st.alpha**i for i in range(1, 4)])
     _same(_y(fw, "alpha"), [st.alpha, st.alpha])
     fh = app.figures["accepted_hist"]
     _same(_y(fh, "accepted_measured"), st.accepted_hist)
@@ -159,8 +161,9 @@ def test_piece_decoder_holds_back_partial_characters(hf_pair):
 
 
 def test_greedy_run_and_settings_reach_the_engine(ngram_pair):
-    app = L.live_app(ngram_pair, prompt="2", gamma=2, temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20,
-                     ar_baseline=False)
+    app = L.live_app(
+        ngram_pair, prompt="2", gamma=2, temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, ar_baseline=False
+    )
     r = app.generate(blocking=True)
     assert r is not None and r.gamma == 2
     assert set(r.fates()) <= {"accepted", "resampled", "bonus"}
@@ -223,8 +226,9 @@ def test_selecting_a_token_shows_its_money_diagram(which, ngram_pair, hf_pair):
 
 
 def test_with_other_and_labels():
-    ids, p, q = LF.with_other(LF.top_union([(3, 0.5), (1, 0.2)], [(1, 0.6), (2, 0.1)]), top_p=[(3, 0.5), (1, 0.2)],
-                              top_q=[(1, 0.6), (2, 0.1)])
+    ids, p, q = LF.with_other(
+        LF.top_union([(3, 0.5), (1, 0.2)], [(1, 0.6), (2, 0.1)]), top_p=[(3, 0.5), (1, 0.2)], top_q=[(1, 0.6), (2, 0.1)]
+    )
     assert ids == [3, 1, 2]
     assert np.allclose(p, [0.5, 0.2, 0.0, 0.3]) and np.allclose(q, [0.0, 0.6, 0.1, 0.3])
     full_p = np.array([0.1, 0.2, 0.3, 0.4])
@@ -240,8 +244,10 @@ def test_figure_builders_match_their_patches(ngram_pair):
     from specviz.lm import speculative_generate
 
     st = spec_stats(speculative_generate(ngram_pair, [0], 60, 4, seed=0))
-    for build, patch in ((LF.per_position_figure, LF.per_position_patch),
-                         (LF.accepted_hist_figure, LF.accepted_hist_patch)):
+    for build, patch in (
+        (LF.per_position_figure, LF.per_position_patch),
+        (LF.accepted_hist_figure, LF.accepted_hist_patch),
+    ):
         fig, data = build(st), patch(st)["data"]
         for meta, props in data.items():
             _same(LF.trace_by_meta(fig, meta).y, props["y"])
@@ -303,14 +309,20 @@ class FakeCudaTensor(torch.Tensor):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", "")
         if name in ("numpy", "__array__"):
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first.")
+            raise TypeError(
+                "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
         if name not in _SAME_DEVICE_EXEMPT and any(
-                type(t) is torch.Tensor and t.dim() > 0 for t in _flat((args, kwargs))):
-            raise RuntimeError(f"{name}: Expected all tensors to be on the same device, but found at least two "
-                               "devices, cuda:0 and cpu!")
-        to_host = name == "cpu" or (name == "to" and (any(_is_cpu(a) for a in args[1:])
-                                                      or _is_cpu(kwargs.get("device"))))
+            type(t) is torch.Tensor and t.dim() > 0 for t in _flat((args, kwargs))
+        ):
+            raise RuntimeError(
+                f"{name}: Expected all tensors to be on the same device, but found at least two "
+                "devices, cuda:0 and cpu!"
+            )
+        to_host = name == "cpu" or (
+            name == "to" and (any(_is_cpu(a) for a in args[1:]) or _is_cpu(kwargs.get("device")))
+        )
         if name == "to":  # .to(cuda) stays here, marked
             args = tuple("cpu" if _is_cuda(a) else a for a in args)
             if _is_cuda(kwargs.get("device")):
@@ -363,16 +375,29 @@ class _FakeCudaEvent:
 @pytest.fixture
 def fake_cuda(monkeypatch):
     """Allocations with device=cuda land on the CPU as FakeCudaTensor (for the test's duration)."""
+
     def factory(orig):
         def make(*args, **kwargs):
             if _is_cuda(kwargs.get("device")):
                 kwargs["device"] = "cpu"
                 return _mark(orig(*args, **kwargs))
             return orig(*args, **kwargs)
+
         return make
 
-    for name in ("tensor", "as_tensor", "full", "zeros", "ones", "empty", "arange", "rand", "randn", "randint",
-                 "linspace"):
+    for name in (
+        "tensor",
+        "as_tensor",
+        "full",
+        "zeros",
+        "ones",
+        "empty",
+        "arange",
+        "rand",
+        "randn",
+        "randint",
+        "linspace",
+    ):
         monkeypatch.setattr(torch, name, factory(getattr(torch, name)))
     monkeypatch.setattr(torch, "Generator", _HostGenerator)
     monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
@@ -402,7 +427,7 @@ def test_fake_cuda_tensors_refuse_what_cuda_tensors_refuse(fake_cuda):
     with pytest.raises(TypeError, match="cuda"):
         np.asarray(x)
     with pytest.raises(RuntimeError, match="same device"):
-        x[None] < torch.arange(3)[None]  # a host tensor made without device=
+        _ = x[None] < torch.arange(3)[None]  # a host tensor made without device=
     assert type(x.cpu()) is torch.Tensor and type(x.to("cpu", torch.float64)) is torch.Tensor
     assert isinstance(torch.arange(3, device=x.device), fake_cuda) and x.cpu().numpy().shape == (3,)
 
@@ -509,8 +534,9 @@ def test_errors_show_a_message_and_the_app_stays_usable(ngram_pair, hf_folders, 
 
 def test_context_too_long_is_a_message(hf_folders):
     target, draft, _ = hf_folders
-    app = L.live_app(None, target=str(target), draft=str(draft), device="cpu", prompt="x" * 120, max_new_tokens=50,
-                     ar_baseline=False)
+    app = L.live_app(
+        None, target=str(target), draft=str(draft), device="cpu", prompt="x" * 120, max_new_tokens=50, ar_baseline=False
+    )
     assert app.pair is not None, app.message_text
     assert app.max_new_tokens.max == 128 - 16
     assert app.generate(blocking=True) is None
@@ -535,8 +561,10 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     bars_before = transformers.utils.logging.is_progress_bar_enabled()
     app = L.live_app(ngram_pair, prompt="0", max_new_tokens=40, ar_baseline=False)
     seen = []  # (status, progress value, progress max, progress shown) while it runs
-    app.status.observe(lambda ch: seen.append((ch["new"], app.progress.value, app.progress.max,
-                                               app.progress.layout.display)), names="value")
+    app.status.observe(
+        lambda ch: seen.append((ch["new"], app.progress.value, app.progress.max, app.progress.layout.display)),
+        names="value",
+    )
     data = app.gamma_sweep(blocking=True)
     assert data is not None, app.message_text
     assert data["gammas"] == list(range(1, 9))
@@ -551,8 +579,9 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     assert "γ sweep done" in app.status.value
     # progress: the status says which run is going, the bar counts finished runs (baseline + 8)
     running = [(v, n, mx, shown) for v, n, mx, shown in seen if "γ sweep:" in v]
-    assert [v for v, *_ in running] == (["<i>γ sweep: autoregressive baseline (0/8)…</i>"]
-                                        + [f"<i>γ sweep: γ = {g} ({g}/8)…</i>" for g in range(1, 9)])
+    assert [v for v, *_ in running] == (
+        ["<i>γ sweep: autoregressive baseline (0/8)…</i>"] + [f"<i>γ sweep: γ = {g} ({g}/8)…</i>" for g in range(1, 9)]
+    )
     assert [n for _, n, _, _ in running] == list(range(9)) and {mx for _, _, mx, _ in running} == {9}
     assert {shown for *_, shown in running} == {None} and app.progress.layout.display == "none"
     # Hugging Face's own progress bars are left as they were
@@ -577,8 +606,9 @@ def test_payoff_table_is_the_textbook_optimum():
     from specviz.lm.payoff import PayoffRow, break_even_cost, payoff_sentence, payoff_table
 
     rows = payoff_table(0.8, (0.05, 0.25, 0.5), max_gamma=16)
-    assert rows == [PayoffRow(c, best_gamma(0.8, c, 16), speedup(0.8, best_gamma(0.8, c, 16), c))
-                    for c in (0.05, 0.25, 0.5)]
+    assert rows == [
+        PayoffRow(c, best_gamma(0.8, c, 16), speedup(0.8, best_gamma(0.8, c, 16), c)) for c in (0.05, 0.25, 0.5)
+    ]
     for alpha in (0.1, 0.45, 0.7, 0.95):
         for r in payoff_table(alpha, np.linspace(0, 1, 41), max_gamma=32):
             brute = max(speedup(alpha, g, r.c) for g in range(33))
@@ -600,15 +630,20 @@ def test_payoff_table_is_the_textbook_optimum():
     assert all(y == pytest.approx(1.0) for x, y in zip(curve.x, curve.y) if x >= 0.7)
     assert all(y > 1 for x, y in zip(curve.x, curve.y) if x < 0.7 - 1e-9)
     assert list(LF.trace_by_meta(fig, "break_even").x) == [0.7, 0.7]
-    for bad, exc in (((1.5,), ValueError), (("x",), TypeError), ((0.5, [-0.1]), ValueError),
-                     ((0.5, [0.1], 0), ValueError), ((0.5, [float("nan")]), ValueError)):
+    for bad, exc in (
+        ((1.5,), ValueError),
+        (("x",), TypeError),
+        ((0.5, [-0.1]), ValueError),
+        ((0.5, [0.1], 0), ValueError),
+        ((0.5, [float("nan")]), ValueError),
+    ):
         with pytest.raises(exc):
             payoff_table(*bad)
 
 
 def test_live_view_says_when_speculation_pays(ngram_pair):
-    from specviz.lm.payoff import payoff_sentence
     from specviz.lm.live_render import cost_ratio
+    from specviz.lm.payoff import payoff_sentence
 
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=60, seed=1, ar_baseline=False)
     app.generate(blocking=True)

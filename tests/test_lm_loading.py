@@ -6,8 +6,8 @@ import time
 
 import pytest
 import torch
-
 from lm_fixtures import tiny_checkpoint
+
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
 from specviz.lm.loading import format_prompt, hf_progress_bars, parse_dtype, pick_device
 from specviz.lm.prompt_lookup import PromptLookupModel
@@ -65,8 +65,9 @@ def test_unknown_paths_and_non_checkpoints(ckpts, no_network):
 
 
 def test_device_selection():
-    from specviz.lm import pick_device
     import torch
+
+    from specviz.lm import pick_device
 
     assert pick_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
     if not torch.cuda.is_available():
@@ -218,14 +219,14 @@ def test_progress_is_reported_per_stage_and_hf_bars_are_left_as_they_were(ckpts)
 
 def _bos_tokenizer():
     """The byte tokenizer, with a post-processor that puts <|endoftext|> (id 256) first, as Llama's adds BOS."""
+    from lm_fixtures import byte_tokenizer
     from tokenizers import processors
     from transformers import PreTrainedTokenizerFast
 
-    from lm_fixtures import byte_tokenizer
-
     backend = byte_tokenizer().backend_tokenizer
-    backend.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A",
-                                                           special_tokens=[("<|endoftext|>", 256)])
+    backend.post_processor = processors.TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 256)]
+    )
     return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
 
 
@@ -248,8 +249,10 @@ def test_format_prompt_applies_the_chat_template():
     from lm_fixtures import byte_tokenizer
 
     tok = byte_tokenizer()
-    tok.chat_template = ("{{ bos_token }}{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"
-                         "{% if add_generation_prompt %}[assistant]{% endif %}")
+    tok.chat_template = (
+        "{{ bos_token }}{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"
+        "{% if add_generation_prompt %}[assistant]{% endif %}"
+    )
     ids = format_prompt(tok, "hi")
     assert tok.decode(ids) == "<|endoftext|>[user]hi[assistant]" and ids.count(256) == 1
     assert format_prompt(tok, "hi", chat=False) == tok.encode("hi", add_special_tokens=False)

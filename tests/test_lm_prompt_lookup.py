@@ -23,14 +23,17 @@ def test_docstring_examples():
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.mark.parametrize("tokens, expected", [
-    ([1, 2, 3, 9, 1, 2], 3),  # "1 2" was followed by 3
-    ([5, 6, 7, 5, 6, 8, 5, 6], 8),  # most recent earlier occurrence wins: "5 6" -> 8, not 7
-    ([4, 2, 3, 8, 2, 3, 9, 4, 2, 3], 8),  # the longest suffix wins: "4 2 3" -> 8, though "2 3" -> 9 is newer
-    ([7, 7], 7),  # a 1-gram match
-    ([1, 2, 3], None),  # nothing earlier matches
-    ([4], None),  # one token: nothing earlier
-])
+@pytest.mark.parametrize(
+    "tokens, expected",
+    [
+        ([1, 2, 3, 9, 1, 2], 3),  # "1 2" was followed by 3
+        ([5, 6, 7, 5, 6, 8, 5, 6], 8),  # most recent earlier occurrence wins: "5 6" -> 8, not 7
+        ([4, 2, 3, 8, 2, 3, 9, 4, 2, 3], 8),  # the longest suffix wins: "4 2 3" -> 8, though "2 3" -> 9 is newer
+        ([7, 7], 7),  # a 1-gram match
+        ([1, 2, 3], None),  # nothing earlier matches
+        ([4], None),  # one token: nothing earlier
+    ],
+)
 def test_proposals_on_hand_made_sequences(tokens, expected):
     lm = PromptLookupModel(vocab_size=10)
     assert lm.propose(tokens) == expected

@@ -16,11 +16,14 @@ from specviz.lm.prompt_lookup import PromptLookupModel
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("SPECVIZ_SKIP_SMOLLM2") == "1",
-    reason="SPECVIZ_SKIP_SMOLLM2=1: the SmolLM2 tests (a 98 MB model fetched by `make models`, ~40 s) are off")
+    reason="SPECVIZ_SKIP_SMOLLM2=1: the SmolLM2 tests (a 98 MB model fetched by `make models`, ~40 s) are off",
+)
 
-PARAGRAPH = ("The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
-             "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
-             "and wrote the weather in a leather-bound log.")
+PARAGRAPH = (
+    "The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
+    "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
+    "and wrote the weather in a leather-bound log."
+)
 COPY_PROMPT = "Repeat the following paragraph word for word, and write nothing else.\n\n" + PARAGRAPH
 
 
@@ -72,10 +75,15 @@ def test_greedy_matches_transformers_generate(pair):
     ids = pair.encode("What is the capital of France?")
     x = torch.tensor([ids])
     with torch.inference_mode():
-        out = pair.target.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=12, do_sample=False,
-                                         pad_token_id=pair.tokenizer.eos_token_id)
+        out = pair.target.model.generate(
+            x,
+            attention_mask=torch.ones_like(x),
+            max_new_tokens=12,
+            do_sample=False,
+            pad_token_id=pair.tokenizer.eos_token_id,
+        )
     ours = autoregressive_generate(pair, ids, 12, temperature=0, stop_at_eos=True).new_ids
-    assert ours == out[0, len(ids):].tolist() and len(ours) >= 4
+    assert ours == out[0, len(ids) :].tolist() and len(ours) >= 4
 
 
 def test_greedy_prompt_lookup_equals_plain_decoding_on_a_copy_prompt(pair):

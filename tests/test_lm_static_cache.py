@@ -41,9 +41,17 @@ def tiny_llama():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(4)
-    cfg = LlamaConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=64, num_attention_heads=4,
-                      num_key_value_heads=2, vocab_size=257, max_position_embeddings=64, bos_token_id=256,
-                      eos_token_id=256)
+    cfg = LlamaConfig(
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=257,
+        max_position_embeddings=64,
+        bos_token_id=256,
+        eos_token_id=256,
+    )
     model = LlamaForCausalLM(cfg).eval()
     with torch.no_grad():  # transformers' init is near zero: give the logits some spread
         for p in model.parameters():
@@ -81,7 +89,7 @@ def _random_walk(static, ref, seed, steps, as_tensor_every=3):
         full = ref.full_logits(toks + new)
         toks += new
         assert rows.shape == (len(new), static.vocab_size)
-        worst = max(worst, (rows - full[-len(new):]).abs().max().item())
+        worst = max(worst, (rows - full[-len(new) :]).abs().max().item())
         worst = max(worst, (s.next_logits - full[-1]).abs().max().item())
         assert s.tokens == toks and s.length == len(toks)
     return worst, refed
@@ -104,7 +112,7 @@ def test_truncate_then_different_tokens_never_sees_the_stale_slots(bundled):
     s.truncate(len(prefix))  # re-reads the last kept token: no logits given
     assert (s.next_logits - ref.full_logits(prefix)[-1]).abs().max() < TOL
     rows = s.feed(fresh)  # fills 2 of the 8 stale slots; 6 stale ones lie beyond the position
-    assert (rows - ref.full_logits(prefix + fresh)[len(prefix):]).abs().max() < TOL
+    assert (rows - ref.full_logits(prefix + fresh)[len(prefix) :]).abs().max() < TOL
     rows = s.feed([40] * 9)  # a chunk that runs over the stale slots and past them
     assert (rows - ref.full_logits(prefix + fresh + [40] * 9)[-9:]).abs().max() < TOL
 
@@ -170,8 +178,11 @@ def test_a_reused_cache_forgets_the_previous_session(bundled):
 @pytest.mark.parametrize("gamma", [1, 3, 6])
 def test_greedy_generation_equals_the_dynamic_cache(bundled, gamma):
     V = bundled.target.vocab_size
-    static = Pair(StaticHFModel(bundled.target.model, "t", vocab_size=V),
-                  StaticHFModel(bundled.draft.model, "d", vocab_size=V), bundled.tokenizer)
+    static = Pair(
+        StaticHFModel(bundled.target.model, "t", vocab_size=V),
+        StaticHFModel(bundled.draft.model, "d", vocab_size=V),
+        bundled.tokenizer,
+    )
     for prompt in PROMPTS:
         want = speculative_generate(bundled, prompt, max_new_tokens=40, gamma=gamma, temperature=0)
         got = speculative_generate(static, prompt, max_new_tokens=40, gamma=gamma, temperature=0)
@@ -188,14 +199,19 @@ def test_greedy_generation_equals_the_dynamic_cache_on_tiny_models(tiny_gpt2, ti
         static = Pair(StaticHFModel(target, "t"), StaticHFModel(draft, "d"), tok)
         for gamma in (2, 5):
             want = speculative_generate(dynamic, "abc", max_new_tokens=30, gamma=gamma, temperature=0)
-            assert speculative_generate(static, "abc", max_new_tokens=30, gamma=gamma, temperature=0).new_ids \
+            assert (
+                speculative_generate(static, "abc", max_new_tokens=30, gamma=gamma, temperature=0).new_ids
                 == want.new_ids
+            )
 
 
 def test_the_engine_refuses_to_overflow_max_length(bundled):
     V = bundled.target.vocab_size
-    pair = Pair(StaticHFModel(bundled.target.model, "t", vocab_size=V, max_length=32),
-                StaticHFModel(bundled.draft.model, "d", vocab_size=V, max_length=32), bundled.tokenizer)
+    pair = Pair(
+        StaticHFModel(bundled.target.model, "t", vocab_size=V, max_length=32),
+        StaticHFModel(bundled.draft.model, "d", vocab_size=V, max_length=32),
+        bundled.tokenizer,
+    )
     assert pair.target.max_positions == 32
     with pytest.raises(ValueError, match="context of 32"):
         speculative_generate(pair, "ROMEO:\n", max_new_tokens=30, gamma=4, temperature=0)
@@ -296,9 +312,11 @@ def test_compiled_steps_equal_eager_steps(bundled):
     pair = Pair(bundled.target, draft, bundled.tokenizer)
     want = speculative_generate(bundled, PROMPTS[2], max_new_tokens=30, gamma=3, temperature=0)
     with torch._dynamo.config.patch(error_on_recompile=True):  # after warmup: new sessions, tensor ids,
-        for _ in range(2):                                       # inference mode never recompile
-            assert speculative_generate(pair, PROMPTS[2], max_new_tokens=30, gamma=3,
-                                        temperature=0).new_ids == want.new_ids
+        for _ in range(2):  # inference mode never recompile
+            assert (
+                speculative_generate(pair, PROMPTS[2], max_new_tokens=30, gamma=3, temperature=0).new_ids
+                == want.new_ids
+            )
         old = torch.get_num_threads()
         torch.set_num_threads(1)  # the thread count it was warmed up with (compiled code guards on it)
         try:
@@ -317,5 +335,7 @@ def test_load_pair_static_cache_option_gives_the_same_tokens():
     plain = load_pair(device="cpu", progress=False)
     assert isinstance(fast.target, StaticHFModel) and isinstance(fast.draft, StaticHFModel)
     for gamma in (1, 4):
-        assert (speculative_generate(fast, "ROMEO:\n", 24, gamma, temperature=0).new_ids
-                == speculative_generate(plain, "ROMEO:\n", 24, gamma, temperature=0).new_ids)
+        assert (
+            speculative_generate(fast, "ROMEO:\n", 24, gamma, temperature=0).new_ids
+            == speculative_generate(plain, "ROMEO:\n", 24, gamma, temperature=0).new_ids
+        )

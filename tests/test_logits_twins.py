@@ -13,9 +13,19 @@ torch = pytest.importorskip("torch")
 from specviz.lm.engine import process_probs  # noqa: E402
 from specviz.standardize import Sampling, standardize  # noqa: E402
 
-SETTINGS = [dict(), dict(temperature=0), dict(temperature=0.5), dict(temperature=2.0), dict(temperature=1e-310),
-            dict(top_k=1), dict(top_k=3), dict(top_k=50), dict(top_p=0.5), dict(top_p=0.9),
-            dict(temperature=0.7, top_k=5, top_p=0.8)]
+SETTINGS = [
+    dict(),
+    dict(temperature=0),
+    dict(temperature=0.5),
+    dict(temperature=2.0),
+    dict(temperature=1e-310),
+    dict(top_k=1),
+    dict(top_k=3),
+    dict(top_k=50),
+    dict(top_p=0.5),
+    dict(top_p=0.9),
+    dict(temperature=0.7, top_k=5, top_p=0.8),
+]
 
 
 def logits_cases(rng):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import stat
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
@@ -111,8 +111,12 @@ def test_conda_env_names_maps_and_normalises():
     env = {
         "channels": ["conda-forge"],
         "dependencies": [
-            "python=3.11", "pip", "conda-forge::pytorch-cpu>=2.1", "python-kaleido >=1.0",
-            "Safetensors", "typing_extensions",
+            "python=3.11",
+            "pip",
+            "conda-forge::pytorch-cpu>=2.1",
+            "python-kaleido >=1.0",
+            "Safetensors",
+            "typing_extensions",
             {"pip": ["-e .", "Some.Pkg[extra]>=1"]},
         ],
     }
@@ -133,8 +137,17 @@ def test_comparison_reports_mismatches():
 
 EXPECTED_CORE = {"numpy", "scipy", "plotly", "ipywidgets", "anywidget"}
 EXPECTED_RUNTIME = EXPECTED_CORE | {
-    "jupyterlab", "notebook", "voila", "jupytext", "torch", "transformers", "safetensors", "tokenizers", "gguf",
-    "accelerate", "kaleido",
+    "jupyterlab",
+    "notebook",
+    "voila",
+    "jupytext",
+    "torch",
+    "transformers",
+    "safetensors",
+    "tokenizers",
+    "gguf",
+    "accelerate",
+    "kaleido",
 }
 
 
@@ -147,8 +160,7 @@ def test_pyproject_metadata(pyproject):
     assert {normalize(r.name) for r in pyproject_requirements(pyproject, extras=("lm",))} >= {"torch", "transformers"}
     assert project["optional-dependencies"]["all"] == ["specviz[lm,apps,export]"]
     dev = {normalize(Requirement(d).name) for d in project["optional-dependencies"]["dev"]}
-    assert {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel", "playwright",
-            "pytest-timeout"} <= dev
+    assert {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel", "playwright", "pytest-timeout"} <= dev
     assert project["scripts"]["specviz"] == "specviz.cli:main"
     assert "version" in project["dynamic"]
     assert pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"] == "specviz.__version__"
@@ -210,8 +222,9 @@ def test_transformers_floor_is_declared_everywhere_and_tested(pyproject):
     floors["pyproject.toml"] = lower_bound(str(requirement(pyproject, "transformers")))
     for env_file in ("environment.yml", "binder/environment.yml"):
         env = load_yaml(REPO / env_file)
-        floors[env_file] = lower_bound(next(str(d) for d in env["dependencies"]
-                                            if str(d).replace(" ", "").startswith("transformers>=")))
+        floors[env_file] = lower_bound(
+            next(str(d) for d in env["dependencies"] if str(d).replace(" ", "").startswith("transformers>="))
+        )
     assert len(set(floors.values())) == 1, f"transformers floors differ: {floors}"
     recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
     assert "test-floor" in recipe, "`make test` must run test-floor"

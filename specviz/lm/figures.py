@@ -38,7 +38,6 @@ from ..figures import (  # noqa: F401  (TUTORIAL_VOCAB, apply_patch, trace_by_me
 )
 from .results import FATE_COLORS, FATE_LABELS, FATES  # noqa: F401  (one home for the token fates; re-exported)
 
-
 OTHER = "other"
 
 
@@ -63,8 +62,15 @@ def _nan_list(values) -> list:
 def _empty_stats(gamma: int):
     g = int(gamma)
     nan = float("nan")
-    return dict(gamma=g, per_position=np.zeros(g), per_position_conditional=np.full(g, nan),
-                accepted_hist=np.zeros(g + 1, np.int64), accepted_hist_theory=np.zeros(g + 1), alpha=nan, steps=0)
+    return dict(
+        gamma=g,
+        per_position=np.zeros(g),
+        per_position_conditional=np.full(g, nan),
+        accepted_hist=np.zeros(g + 1, np.int64),
+        accepted_hist_theory=np.zeros(g + 1),
+        alpha=nan,
+        steps=0,
+    )
 
 
 def _get(stats, name, gamma=4):
@@ -86,8 +92,11 @@ def per_position_patch(stats=None, gamma: int = 4) -> dict:
     has_alpha = not math.isnan(alpha)
     theory = [min(alpha, 1.0) ** i for i in xs] if has_alpha else [None] * g
     steps = int(_get(stats, "steps", g))
-    sub = (f"α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i"
-           if has_alpha else "press Generate: bars fill in as the target verifies drafts")
+    sub = (
+        f"α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i"
+        if has_alpha
+        else "press Generate: bars fill in as the target verifies drafts"
+    )
     return {
         "data": {
             "unconditional": dict(x=xs, y=_nan_list(uncond)),
@@ -109,20 +118,45 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
     patch = per_position_patch(stats, gamma)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_bar(name="unconditional: accepted / steps", meta="unconditional",
-                marker=dict(color=PALETTE["overlap"]), hovertemplate="position %{x}: %{y:.3f}<extra></extra>",
-                **d["unconditional"])
-    fig.add_scatter(name="conditional: accepted / reached", meta="conditional", mode="lines+markers",
-                    line=dict(color=PALETTE["residual"], width=2), marker=dict(size=9),
-                    hovertemplate="position %{x}: %{y:.3f}<extra></extra>", **d["conditional"])
-    fig.add_scatter(name="theory α^i", meta="theory_unconditional", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
-                    hovertemplate="α^%{x} = %{y:.3f}<extra></extra>", **d["theory_unconditional"])
-    fig.add_scatter(name="α", meta="alpha", mode="lines", line=dict(dash="dash", color=PALETTE["reference"], width=2),
-                    hoverinfo="skip", **d["alpha"])
-    base_layout(fig, "Acceptance per draft position<br>" + patch["layout"]["title_subtitle_text"], height=height,
-                 xaxis=dict(title="draft position i", dtick=1, range=patch["layout"]["xaxis_range"]),
-                 yaxis=dict(title="acceptance rate", range=[0, 1.05]))
+    fig.add_bar(
+        name="unconditional: accepted / steps",
+        meta="unconditional",
+        marker=dict(color=PALETTE["overlap"]),
+        hovertemplate="position %{x}: %{y:.3f}<extra></extra>",
+        **d["unconditional"],
+    )
+    fig.add_scatter(
+        name="conditional: accepted / reached",
+        meta="conditional",
+        mode="lines+markers",
+        line=dict(color=PALETTE["residual"], width=2),
+        marker=dict(size=9),
+        hovertemplate="position %{x}: %{y:.3f}<extra></extra>",
+        **d["conditional"],
+    )
+    fig.add_scatter(
+        name="theory α^i",
+        meta="theory_unconditional",
+        mode="markers",
+        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        hovertemplate="α^%{x} = %{y:.3f}<extra></extra>",
+        **d["theory_unconditional"],
+    )
+    fig.add_scatter(
+        name="α",
+        meta="alpha",
+        mode="lines",
+        line=dict(dash="dash", color=PALETTE["reference"], width=2),
+        hoverinfo="skip",
+        **d["alpha"],
+    )
+    base_layout(
+        fig,
+        "Acceptance per draft position<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title="draft position i", dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title="acceptance rate", range=[0, 1.05]),
+    )
     return fig
 
 
@@ -136,8 +170,10 @@ def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
     theory = np.asarray(_get(stats, "accepted_hist_theory", g), dtype=float)
     alpha = float(_get(stats, "alpha", g))
     if stats is not None and stats.steps:
-        sub = (f"{int(hist.sum())} steps, α = {alpha:.3f}: tokens/step {stats.mean_acceptance_length:.2f} "
-               f"(theory {stats.expected_tokens_per_step:.2f})")
+        sub = (
+            f"{int(hist.sum())} steps, α = {alpha:.3f}: tokens/step {stats.mean_acceptance_length:.2f} "
+            f"(theory {stats.expected_tokens_per_step:.2f})"
+        )
     else:
         sub = "theory from α: α^k (1 − α) for k < γ, α^γ at k = γ"
     return {
@@ -155,14 +191,28 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
     patch = accepted_hist_patch(stats, gamma)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_bar(name="measured steps", meta="accepted_measured", marker=dict(color=PALETTE["empirical"]),
-                hovertemplate="k = %{x}: %{y} steps<extra></extra>", **d["accepted_measured"])
-    fig.add_scatter(name="theory from α", meta="accepted_theory", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
-                    hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>", **d["accepted_theory"])
-    base_layout(fig, "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"], height=height,
-                 xaxis=dict(title="accepted drafts k", dtick=1, range=patch["layout"]["xaxis_range"]),
-                 yaxis=dict(title="verify steps", rangemode="tozero"))
+    fig.add_bar(
+        name="measured steps",
+        meta="accepted_measured",
+        marker=dict(color=PALETTE["empirical"]),
+        hovertemplate="k = %{x}: %{y} steps<extra></extra>",
+        **d["accepted_measured"],
+    )
+    fig.add_scatter(
+        name="theory from α",
+        meta="accepted_theory",
+        mode="markers",
+        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>",
+        **d["accepted_theory"],
+    )
+    base_layout(
+        fig,
+        "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title="accepted drafts k", dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title="verify steps", rangemode="tozero"),
+    )
     return fig
 
 
@@ -186,16 +236,18 @@ def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=f
     top = max([v for v in (s, a, pr) if v] + [1.0]) * 1.2
     return {
         "data": {
-            "tokens_per_second": dict(x=list(THROUGHPUT_BARS), y=[s, a],
-                                      text=[f"{v:.0f}" if v else "" for v in (s, a)]),
+            "tokens_per_second": dict(
+                x=list(THROUGHPUT_BARS), y=[s, a], text=[f"{v:.0f}" if v else "" for v in (s, a)]
+            ),
             "predicted_tps": dict(x=["speculative"], y=[pr]),
         },
         "layout": {"title_subtitle_text": sub, "yaxis_range": [0, top]},
     }
 
 
-def throughput_figure(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=float("nan"),
-                      height: int = 360) -> go.Figure:
+def throughput_figure(
+    spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=float("nan"), height: int = 360
+) -> go.Figure:
     """Generated tokens per second: speculative vs autoregressive decoding of the same target.
 
     Traces: "tokens_per_second" bars (x = "speculative", "autoregressive"; None until
@@ -204,15 +256,29 @@ def throughput_figure(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=
     patch = throughput_patch(spec_tps, ar_tps, predicted_tps)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_bar(name="measured tokens/s", meta="tokens_per_second", textposition="outside",
-                marker=dict(color=[PALETTE["overlap"], PALETTE["p"]]),
-                hovertemplate="%{x}: %{y:.1f} tokens/s<extra></extra>", **d["tokens_per_second"])
-    fig.add_scatter(name="cost-model prediction", meta="predicted_tps", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
-                    hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>", **d["predicted_tps"])
-    base_layout(fig, "Tokens per second<br>" + patch["layout"]["title_subtitle_text"], height=height,
-                 xaxis=dict(title="decoding", type="category"),
-                 yaxis=dict(title="generated tokens / s", range=patch["layout"]["yaxis_range"]))
+    fig.add_bar(
+        name="measured tokens/s",
+        meta="tokens_per_second",
+        textposition="outside",
+        marker=dict(color=[PALETTE["overlap"], PALETTE["p"]]),
+        hovertemplate="%{x}: %{y:.1f} tokens/s<extra></extra>",
+        **d["tokens_per_second"],
+    )
+    fig.add_scatter(
+        name="cost-model prediction",
+        meta="predicted_tps",
+        mode="markers",
+        marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
+        hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>",
+        **d["predicted_tps"],
+    )
+    base_layout(
+        fig,
+        "Tokens per second<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title="decoding", type="category"),
+        yaxis=dict(title="generated tokens / s", range=patch["layout"]["yaxis_range"]),
+    )
     return fig
 
 
@@ -230,10 +296,17 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
     hi = max(8, max(gammas) if gammas else 8)
     top = max([v for v in m + b + pr if v is not None] + [1.5]) * 1.15
     return {
-        "data": {"sweep_measured": dict(x=gammas, y=m), "sweep_bound": dict(x=gammas, y=b),
-                 "sweep_predicted": dict(x=gammas, y=pr), "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1])},
-        "layout": {"title_subtitle_text": best or "press “γ sweep” to run γ = 1..8 on the prompt",
-                   "yaxis_range": [0, top], "xaxis_range": [0.5, hi + 0.5]},
+        "data": {
+            "sweep_measured": dict(x=gammas, y=m),
+            "sweep_bound": dict(x=gammas, y=b),
+            "sweep_predicted": dict(x=gammas, y=pr),
+            "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1]),
+        },
+        "layout": {
+            "title_subtitle_text": best or "press “γ sweep” to run γ = 1..8 on the prompt",
+            "yaxis_range": [0, top],
+            "xaxis_range": [0.5, hi + 0.5],
+        },
     }
 
 
@@ -247,21 +320,47 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
     patch = gamma_sweep_patch(gammas, measured, bound, predicted)
     d = patch["data"]
     fig = go.Figure()
-    fig.add_scatter(name="measured", meta="sweep_measured", mode="lines+markers",
-                    line=dict(color=PALETTE["empirical"], width=3), marker=dict(size=10),
-                    hovertemplate="γ = %{x}: %{y:.2f}× measured<extra></extra>", **d["sweep_measured"])
-    fig.add_scatter(name="textbook bound", meta="sweep_bound", mode="lines+markers",
-                    line=dict(color=PALETTE["p"], dash="dot", width=2),
-                    hovertemplate="γ = %{x}: bound %{y:.2f}×<extra></extra>", **d["sweep_bound"])
-    fig.add_scatter(name="cost model (measured step times)", meta="sweep_predicted", mode="lines+markers",
-                    line=dict(color=PALETTE["overlap"], dash="dash", width=2),
-                    hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>", **d["sweep_predicted"])
-    fig.add_scatter(name="no speedup", meta="break_even", mode="lines", showlegend=False, hoverinfo="skip",
-                    line=dict(color="#999", width=1), **d["break_even"])
-    base_layout(fig, "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
-                 height=height, xaxis=dict(title="γ (drafted tokens per verify step)", dtick=1,
-                                           range=patch["layout"]["xaxis_range"]),
-                 yaxis=dict(title="speedup over autoregressive", range=patch["layout"]["yaxis_range"]))
+    fig.add_scatter(
+        name="measured",
+        meta="sweep_measured",
+        mode="lines+markers",
+        line=dict(color=PALETTE["empirical"], width=3),
+        marker=dict(size=10),
+        hovertemplate="γ = %{x}: %{y:.2f}× measured<extra></extra>",
+        **d["sweep_measured"],
+    )
+    fig.add_scatter(
+        name="textbook bound",
+        meta="sweep_bound",
+        mode="lines+markers",
+        line=dict(color=PALETTE["p"], dash="dot", width=2),
+        hovertemplate="γ = %{x}: bound %{y:.2f}×<extra></extra>",
+        **d["sweep_bound"],
+    )
+    fig.add_scatter(
+        name="cost model (measured step times)",
+        meta="sweep_predicted",
+        mode="lines+markers",
+        line=dict(color=PALETTE["overlap"], dash="dash", width=2),
+        hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>",
+        **d["sweep_predicted"],
+    )
+    fig.add_scatter(
+        name="no speedup",
+        meta="break_even",
+        mode="lines",
+        showlegend=False,
+        hoverinfo="skip",
+        line=dict(color="#999", width=1),
+        **d["break_even"],
+    )
+    base_layout(
+        fig,
+        "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title="γ (drafted tokens per verify step)", dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title="speedup over autoregressive", range=patch["layout"]["yaxis_range"]),
+    )
     return fig
 
 
@@ -285,21 +384,54 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
     order = sorted(range(len(pts)), key=lambda k: pts[k].c)  # neighbours' labels alternate above and below
     where = {k: ("top right" if n % 2 == 0 else "bottom right") for n, k in enumerate(order)}
     fig = go.Figure()
-    fig.add_scatter(x=[r.c for r in grid], y=[r.speedup for r in grid], mode="lines", name="best speed-up over γ",
-                    meta="best_speedup", line=dict(color=PALETTE["overlap"], width=3),
-                    customdata=[r.best_gamma for r in grid],
-                    hovertemplate="c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>")
-    fig.add_scatter(x=[r.c for r in pts], y=[r.speedup for r in pts], mode="markers+text", text=text,
-                    textposition=[where[k] for k in range(len(pts))], name="draft costs compared", meta="payoff_points",
-                    marker=dict(size=11, color=PALETTE["p"]), hovertemplate="c = %{x:.2f}: %{text}<extra></extra>")
-    fig.add_scatter(x=[alpha, alpha], y=[0, top], mode="lines", name="c = α: beyond it no γ pays", meta="break_even",
-                    line=dict(color=PALETTE["reference"], dash="dash", width=2), hoverinfo="skip")
-    fig.add_scatter(x=[0, 1], y=[1, 1], mode="lines", name="no speed-up", meta="no_gain", showlegend=False,
-                    line=dict(color="#999", width=1), hoverinfo="skip")
-    base_layout(fig, f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
-                 "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..%d, against the draft's cost c" % max_gamma,
-                 height=height, xaxis=dict(title="c = draft step / target step", range=[0, 1]),
-                 yaxis=dict(title="speed-up over plain decoding", range=[0, top]))
+    fig.add_scatter(
+        x=[r.c for r in grid],
+        y=[r.speedup for r in grid],
+        mode="lines",
+        name="best speed-up over γ",
+        meta="best_speedup",
+        line=dict(color=PALETTE["overlap"], width=3),
+        customdata=[r.best_gamma for r in grid],
+        hovertemplate="c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[r.c for r in pts],
+        y=[r.speedup for r in pts],
+        mode="markers+text",
+        text=text,
+        textposition=[where[k] for k in range(len(pts))],
+        name="draft costs compared",
+        meta="payoff_points",
+        marker=dict(size=11, color=PALETTE["p"]),
+        hovertemplate="c = %{x:.2f}: %{text}<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[alpha, alpha],
+        y=[0, top],
+        mode="lines",
+        name="c = α: beyond it no γ pays",
+        meta="break_even",
+        line=dict(color=PALETTE["reference"], dash="dash", width=2),
+        hoverinfo="skip",
+    )
+    fig.add_scatter(
+        x=[0, 1],
+        y=[1, 1],
+        mode="lines",
+        name="no speed-up",
+        meta="no_gain",
+        showlegend=False,
+        line=dict(color="#999", width=1),
+        hoverinfo="skip",
+    )
+    base_layout(
+        fig,
+        f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
+        "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..%d, against the draft's cost c" % max_gamma,
+        height=height,
+        xaxis=dict(title="c = draft step / target step", range=[0, 1]),
+        yaxis=dict(title="speed-up over plain decoding", range=[0, top]),
+    )
     return fig
 
 
@@ -354,6 +486,7 @@ def with_other(ids, p_full=None, q_full=None, top_p=(), top_q=()):
     true mass sits in "other"). Tokens are ordered by p, then q, descending; "other" last.
     Returns (ids, p_vec, q_vec) with len(p_vec) = len(ids) + 1.
     """
+
     def values(full, top):
         if full is not None:
             full = host_array(full).reshape(-1)
@@ -375,7 +508,9 @@ def with_other(ids, p_full=None, q_full=None, top_p=(), top_q=()):
     return ids, close(p), close(q)
 
 
-def position_money_diagram(p_vec, q_vec, names, title: str = "", subtitle: str = "", annotate: bool = True) -> go.Figure:
+def position_money_diagram(
+    p_vec, q_vec, names, title: str = "", subtitle: str = "", annotate: bool = True
+) -> go.Figure:
     """`specviz.figures.money_diagram` of one generated position's real p and q (top tokens + "other").
 
     Same traces as the toy diagram ("overlap", "residual", "p", "q", "rejected"); the x axis is
@@ -398,11 +533,21 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     Trace: "p" (the red outline, filled lightly: the token is a plain draw from p).
     """
     fig = go.Figure()
-    fig.add_bar(x=list(names), y=[float(v) for v in p_vec], name="p (target)", meta="p",
-                marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
-                hovertemplate="%{x}: p = %{y:.4f}<extra></extra>")
-    base_layout(fig, (title or "Target distribution p") + "<br>" + (subtitle or ""), height=480,
-                 xaxis=dict(title="token", type="category"), yaxis=dict(title="probability", range=[0, 1.05]))
+    fig.add_bar(
+        x=list(names),
+        y=[float(v) for v in p_vec],
+        name="p (target)",
+        meta="p",
+        marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
+        hovertemplate="%{x}: p = %{y:.4f}<extra></extra>",
+    )
+    base_layout(
+        fig,
+        (title or "Target distribution p") + "<br>" + (subtitle or ""),
+        height=480,
+        xaxis=dict(title="token", type="category"),
+        yaxis=dict(title="probability", range=[0, 1.05]),
+    )
     return fig
 
 
@@ -419,12 +564,19 @@ def position_money_patch(p_vec, q_vec, names, title: str = "", subtitle: str = "
     else:
         p = np.asarray(p_vec, dtype=np.float64)
         zero = np.zeros(p.size)
-        patch = {"data": {"overlap": dict(x=names, y=zero, text=[""] * p.size),
-                          "residual": dict(x=names, y=zero, base=zero, text=[""] * p.size),
-                          "p": dict(x=names, y=p), "q": dict(x=names, y=zero),
-                          "rejected": dict(x=names, y=zero, base=zero, marker_line_width=[0] * p.size)},
-                 "layout": {"yaxis_range": [0, y_top(p)],
-                            "annotation_text": "the draft proposed nothing at this position: only p (red outline)"}}
+        patch = {
+            "data": {
+                "overlap": dict(x=names, y=zero, text=[""] * p.size),
+                "residual": dict(x=names, y=zero, base=zero, text=[""] * p.size),
+                "p": dict(x=names, y=p),
+                "q": dict(x=names, y=zero),
+                "rejected": dict(x=names, y=zero, base=zero, marker_line_width=[0] * p.size),
+            },
+            "layout": {
+                "yaxis_range": [0, y_top(p)],
+                "annotation_text": "the draft proposed nothing at this position: only p (red outline)",
+            },
+        }
     patch["layout"]["title_text"] = title or "The money diagram of a generated token"
     patch["layout"]["title_subtitle_text"] = subtitle
     return patch
@@ -450,12 +602,19 @@ def _panel_title(title: str, *lines: str) -> str:
 def _placeholder_money_patch() -> dict:
     from ..examples import TUTORIAL_P, TUTORIAL_Q
 
-    return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB,
-                                subtitle="no token selected yet: this is the cat/dog/fish example")
+    return position_money_patch(
+        TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, subtitle="no token selected yet: this is the cat/dog/fish example"
+    )
 
 
-def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, sweep=((), (), (), ()),
-                money: dict | None = None, height: int = 1350) -> go.Figure:
+def live_figure(
+    stats=None,
+    gamma: int = 4,
+    throughput=(float("nan"),) * 3,
+    sweep=((), (), (), ()),
+    money: dict | None = None,
+    height: int = 1350,
+) -> go.Figure:
     """All live plots in one figure (one FigureWidget in the live view), five panels.
 
     Row 1: acceptance per draft position ("unconditional", "conditional",
@@ -466,9 +625,15 @@ def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, swee
     Every meta is unique, so `trace_by_meta` finds any trace; `apply_live_patch` applies the
     per-panel `*_patch` dicts. `money` is a `position_money_patch` (default: cat/dog/fish).
     """
-    fig = make_subplots(rows=3, cols=2, specs=[[{}, {}], [{}, {}], [{"colspan": 2}, None]],
-                        vertical_spacing=0.16, horizontal_spacing=0.09,
-                        row_heights=[0.3, 0.3, 0.4], subplot_titles=[v[3] for v in LIVE_PANELS.values()])
+    fig = make_subplots(
+        rows=3,
+        cols=2,
+        specs=[[{}, {}], [{}, {}], [{"colspan": 2}, None]],
+        vertical_spacing=0.16,
+        horizontal_spacing=0.09,
+        row_heights=[0.3, 0.3, 0.4],
+        subplot_titles=[v[3] for v in LIVE_PANELS.values()],
+    )
     for ann, (panel, (_, _, n, _)) in zip(fig.layout.annotations, LIVE_PANELS.items()):
         x0 = fig.layout[f"xaxis{n if n > 1 else ''}"].domain[0]
         ann.update(name=f"title:{panel}", x=x0, xanchor="left", align="left", yanchor="bottom")
@@ -478,8 +643,12 @@ def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, swee
         "accepted_hist": accepted_hist_figure(stats, gamma),
         "throughput": throughput_figure(*throughput),
         "sweep": gamma_sweep_figure(*sweep),
-        "money": money_diagram(money["data"]["p"]["y"], np.ones(len(money["data"]["p"]["y"])) /
-                               len(money["data"]["p"]["y"]), vocab=money["data"]["p"]["x"], annotate=False),
+        "money": money_diagram(
+            money["data"]["p"]["y"],
+            np.ones(len(money["data"]["p"]["y"])) / len(money["data"]["p"]["y"]),
+            vocab=money["data"]["p"]["x"],
+            annotate=False,
+        ),
     }
     for k, (panel, sub) in enumerate(parts.items(), start=1):
         row, col, n, _ = LIVE_PANELS[panel]
@@ -491,8 +660,16 @@ def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, swee
             props = sub.layout[axis].to_plotly_json()
             props.pop("domain", None), props.pop("anchor", None)
             getattr(fig, f"update_{axis[0]}axes")(props, row=row, col=col)
-    fig.update_layout(barmode="group", bargap=0.25, bargroupgap=0.05, font=dict(size=12), height=height,
-                      paper_bgcolor="white", plot_bgcolor="white", margin=dict(l=60, r=30, t=60, b=40))
+    fig.update_layout(
+        barmode="group",
+        bargap=0.25,
+        bargroupgap=0.05,
+        font=dict(size=12),
+        height=height,
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        margin=dict(l=60, r=30, t=60, b=40),
+    )
     fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#e5e5e5", automargin=True)
     fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#999", automargin=True)
     fig.update_xaxes(type="category", title_text="token (top of p ∪ top of q, then everything else)", row=3, col=1)
@@ -500,13 +677,26 @@ def live_figure(stats=None, gamma: int = 4, throughput=(float("nan"),) * 3, swee
         _, _, n, _ = LIVE_PANELS[panel]
         xd = fig.layout[f"xaxis{n if n > 1 else ''}"].domain
         yd = fig.layout[f"yaxis{n if n > 1 else ''}"].domain
-        fig.update_layout({("legend" if k == 1 else f"legend{k}"): dict(
-            x=xd[0], y=yd[0] - (0.035 if panel != "money" else 0.045), xanchor="left", yanchor="top",
-            orientation="h", font=dict(size=11), bgcolor="rgba(255,255,255,0)")})
-    for panel, patch in (("per_position", per_position_patch(stats, gamma)),
-                         ("accepted_hist", accepted_hist_patch(stats, gamma)),
-                         ("throughput", throughput_patch(*throughput)), ("sweep", gamma_sweep_patch(*sweep)),
-                         ("money", money)):
+        fig.update_layout(
+            {
+                ("legend" if k == 1 else f"legend{k}"): dict(
+                    x=xd[0],
+                    y=yd[0] - (0.035 if panel != "money" else 0.045),
+                    xanchor="left",
+                    yanchor="top",
+                    orientation="h",
+                    font=dict(size=11),
+                    bgcolor="rgba(255,255,255,0)",
+                )
+            }
+        )
+    for panel, patch in (
+        ("per_position", per_position_patch(stats, gamma)),
+        ("accepted_hist", accepted_hist_patch(stats, gamma)),
+        ("throughput", throughput_patch(*throughput)),
+        ("sweep", gamma_sweep_patch(*sweep)),
+        ("money", money),
+    ):
         apply_live_patch(fig, panel, patch)
     return fig
 
@@ -527,18 +717,39 @@ def apply_live_patch(fig, panel: str, patch: dict) -> None:
         if f"{key}_range" in lay:
             fig.layout[f"{key}{suffix}"].range = lay[f"{key}_range"]
     if any(k in lay for k in ("title_text", "title_subtitle_text", "annotation_text")):
-        text = _panel_title(lay.get("title_text") or default_title, lay.get("title_subtitle_text", ""),
-                            lay.get("annotation_text", ""))
+        text = _panel_title(
+            lay.get("title_text") or default_title, lay.get("title_subtitle_text", ""), lay.get("annotation_text", "")
+        )
         for ann in fig.layout.annotations:
             if ann.name == f"title:{panel}":
                 ann.text = text
 
 
 __all__ = [
-    "FATES", "FATE_COLORS", "FATE_LABELS", "LIVE_PANELS", "OTHER", "accepted_hist_figure", "accepted_hist_patch",
-    "apply_live_patch", "apply_patch", "live_figure", "position_money_patch",
-    "distinct_labels", "gamma_sweep_figure", "host_array", "payoff_figure",
-    "gamma_sweep_patch", "per_position_figure", "per_position_patch",
-    "position_money_diagram", "target_only_figure", "throughput_figure", "throughput_patch", "token_label",
-    "top_union", "trace_by_meta", "with_other",
+    "FATES",
+    "FATE_COLORS",
+    "FATE_LABELS",
+    "LIVE_PANELS",
+    "OTHER",
+    "accepted_hist_figure",
+    "accepted_hist_patch",
+    "apply_live_patch",
+    "apply_patch",
+    "live_figure",
+    "position_money_patch",
+    "distinct_labels",
+    "gamma_sweep_figure",
+    "host_array",
+    "payoff_figure",
+    "gamma_sweep_patch",
+    "per_position_figure",
+    "per_position_patch",
+    "position_money_diagram",
+    "target_only_figure",
+    "throughput_figure",
+    "throughput_patch",
+    "token_label",
+    "top_union",
+    "trace_by_meta",
+    "with_other",
 ]

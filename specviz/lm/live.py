@@ -44,8 +44,16 @@ from .closeup import token_closeup
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .live_controls import LABEL_STYLE, LiveControls
 from .live_jobs import GAMMAS, JobRunner, LiveRun, gamma_sweep_run, prompt_ids_for, warm_up
-from .live_render import PieceDecoder, fates_html, fates_of, legend_html, status_html, text_box, token_pieces, \
-    token_span
+from .live_render import (
+    PieceDecoder,
+    fates_html,
+    fates_of,
+    legend_html,
+    status_html,
+    text_box,
+    token_pieces,
+    token_span,
+)
 from .live_view import LiveView
 from .loading import load_pair
 from .stats import spec_stats
@@ -73,10 +81,23 @@ class LiveApp(App):
     each StepRecord from the decoding thread (a test hook).
     """
 
-    def __init__(self, pair=None, prompt: str = "ROMEO:\n", gamma: int = 4, temperature: float = 1.0,
-                 top_k: int = 0, top_p: float = 1.0, max_new_tokens: int = 200, seed: int = 0,
-                 target: str = "bundled", draft: str = "bundled", device: str = "auto", ar_baseline: bool = True,
-                 refresh_s: float = 0.15, load: bool = True):
+    def __init__(
+        self,
+        pair=None,
+        prompt: str = "ROMEO:\n",
+        gamma: int = 4,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 200,
+        seed: int = 0,
+        target: str = "bundled",
+        draft: str = "bundled",
+        device: str = "auto",
+        ar_baseline: bool = True,
+        refresh_s: float = 0.15,
+        load: bool = True,
+    ):
         super().__init__()
         self.refresh_s = float(refresh_s)
         self.pair = None
@@ -86,18 +107,26 @@ class LiveApp(App):
         self.sweep_data: dict | None = None
         self.step_listeners: list = []
         self.warmed: set = set()
-        self.controls = LiveControls(prompt, gamma, temperature, top_k, top_p, max_new_tokens, seed, target, draft,
-                                     device, ar_baseline)
+        self.controls = LiveControls(
+            prompt, gamma, temperature, top_k, top_p, max_new_tokens, seed, target, draft, device, ar_baseline
+        )
         self.view = LiveView(int(gamma), LABEL_STYLE)
         for name in LiveControls.WIDGETS:  # the widgets are handles of the app itself
             setattr(self, name, getattr(self.controls, name))
         v = self.view
-        self.legend, self.text_html, self.stats_html, self.payoff_html = v.legend, v.text_html, v.stats_html, \
-            v.payoff_html
-        self.token_selector, self.token_info, self.figure, self.figures = v.token_selector, v.token_info, v.figure, \
-            v.figures
-        self.jobs = JobRunner(on_error=self.show_error, on_busy=self.controls.set_running,
-                              on_start=self.clear_message)
+        self.legend, self.text_html, self.stats_html, self.payoff_html = (
+            v.legend,
+            v.text_html,
+            v.stats_html,
+            v.payoff_html,
+        )
+        self.token_selector, self.token_info, self.figure, self.figures = (
+            v.token_selector,
+            v.token_info,
+            v.figure,
+            v.figures,
+        )
+        self.jobs = JobRunner(on_error=self.show_error, on_busy=self.controls.set_running, on_start=self.clear_message)
         self.load_button.on_click(lambda _: self.load(blocking=False))
         self.generate_button.on_click(lambda _: self.generate(blocking=False))
         self.stop_button.on_click(lambda _: self.stop())
@@ -106,7 +135,10 @@ class LiveApp(App):
         self.token_selector.observe(lambda ch: self.select_token(ch["new"]), names="value")
         self.children = [
             W.HTML("<h3 style='margin:4px 0'>Speculative decoding on real models: every token's fate, live</h3>"),
-            *self.controls.rows(), self.message, *v.widgets()]
+            *self.controls.rows(),
+            self.message,
+            *v.widgets(),
+        ]
         self.add_class("specviz-live")
 
         if pair is not None:
@@ -155,8 +187,9 @@ class LiveApp(App):
 
     # ------------------------------------------------------------------ the pair and the settings
 
-    def load(self, target: str | None = None, draft: str | None = None, device: str | None = None,
-             blocking: bool = True):
+    def load(
+        self, target: str | None = None, draft: str | None = None, device: str | None = None, blocking: bool = True
+    ):
         """Load a target/draft pair (`specviz.lm.load_pair`); errors go to `message`."""
         if target is not None:
             self.target_text.value = str(target)
@@ -330,9 +363,11 @@ class LiveApp(App):
                 self.controls.show_progress(None)
             self.sweep_data = data
             ar = data["ar"]
-            self.status.value = (f"<b>γ sweep {'stopped' if data['stopped'] else 'done'}:</b> autoregressive "
-                                 f"{ar.tokens_per_second:.0f} tokens/s; "
-                                 + ", ".join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"])))
+            self.status.value = (
+                f"<b>γ sweep {'stopped' if data['stopped'] else 'done'}:</b> autoregressive "
+                f"{ar.tokens_per_second:.0f} tokens/s; "
+                + ", ".join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"]))
+            )
             return data
 
         return self._start("sweep", job, blocking)
@@ -347,5 +382,18 @@ def live_app(pair=None, prompt: str = "ROMEO:\n", **kwargs) -> LiveApp:
     return LiveApp(pair, prompt, **kwargs)
 
 
-__all__ = ["GAMMAS", "LiveApp", "LiveRun", "LiveView", "PieceDecoder", "fates_html", "fates_of", "legend_html",
-           "live_app", "text_box", "token_closeup", "token_pieces", "token_span"]
+__all__ = [
+    "GAMMAS",
+    "LiveApp",
+    "LiveRun",
+    "LiveView",
+    "PieceDecoder",
+    "fates_html",
+    "fates_of",
+    "legend_html",
+    "live_app",
+    "text_box",
+    "token_closeup",
+    "token_pieces",
+    "token_span",
+]

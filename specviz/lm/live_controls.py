@@ -29,13 +29,18 @@ def describe_pair_html(pair) -> str:
     except Exception:  # noqa: BLE001 - a description must never fail
         desc = f"target {getattr(pair.target, 'name', '?')}, draft {getattr(pair.draft, 'name', '?')}"
     dev = getattr(pair, "device", "cpu")
-    tok = "" if getattr(pair, "tokenizer", None) is not None else \
-        " · <i>no tokenizer: type the prompt as token ids, e.g. 0 3 1</i>"
+    tok = (
+        ""
+        if getattr(pair, "tokenizer", None) is not None
+        else " · <i>no tokenizer: type the prompt as token ids, e.g. 0 3 1</i>"
+    )
     ctx = context_limit(pair)
     ctx_txt = f" · context {ctx} tokens (prompt + new tokens + γ must fit)" if ctx else ""
-    return (f"<div style='font-size:13px'><b>pair:</b> {html.escape(desc)} · "
-            f"<b>device:</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
-            f"{html.escape(ctx_txt)}{tok}</div>")
+    return (
+        f"<div style='font-size:13px'><b>pair:</b> {html.escape(desc)} · "
+        f"<b>device:</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
+        f"{html.escape(ctx_txt)}{tok}</div>"
+    )
 
 
 def context_limit(pair) -> int | None:
@@ -53,46 +58,125 @@ class LiveControls:
     `progress` (IntProgress, shown while a γ sweep runs), `status`.
     """
 
-    WIDGETS = ("target_text", "draft_text", "device", "load_button", "pair_info", "prompt", "gamma", "temperature",
-               "top_k", "top_p", "max_new_tokens", "seed", "ar_checkbox", "generate_button", "stop_button",
-               "baseline_button", "sweep_button", "progress", "status")
+    WIDGETS = (
+        "target_text",
+        "draft_text",
+        "device",
+        "load_button",
+        "pair_info",
+        "prompt",
+        "gamma",
+        "temperature",
+        "top_k",
+        "top_p",
+        "max_new_tokens",
+        "seed",
+        "ar_checkbox",
+        "generate_button",
+        "stop_button",
+        "baseline_button",
+        "sweep_button",
+        "progress",
+        "status",
+    )
 
-    def __init__(self, prompt: str = "ROMEO:\n", gamma: int = 4, temperature: float = 1.0, top_k: int = 0,
-                 top_p: float = 1.0, max_new_tokens: int = 200, seed: int = 0, target: str = "bundled",
-                 draft: str = "bundled", device: str = "auto", ar_baseline: bool = True):
+    def __init__(
+        self,
+        prompt: str = "ROMEO:\n",
+        gamma: int = 4,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 200,
+        seed: int = 0,
+        target: str = "bundled",
+        draft: str = "bundled",
+        device: str = "auto",
+        ar_baseline: bool = True,
+    ):
         lab = LABEL_STYLE
         box = dict(placeholder="bundled, a folder, a .gguf file or a hub id", style=lab, layout=W.Layout(width="360px"))
         self.target_text = W.Text(value=str(target), description="target", **box)
         self.draft_text = W.Text(value=str(draft), description="draft", **box)
-        self.device = W.Dropdown(options=list(DEVICES), value=device if device in DEVICES else "auto",
-                                 description="device", layout=W.Layout(width="180px"),
-                                 style={"description_width": "50px"})
-        self.load_button = W.Button(description="Load pair", layout=W.Layout(width="110px"),
-                                    tooltip="load the target and draft models named on the left")
+        self.device = W.Dropdown(
+            options=list(DEVICES),
+            value=device if device in DEVICES else "auto",
+            description="device",
+            layout=W.Layout(width="180px"),
+            style={"description_width": "50px"},
+        )
+        self.load_button = W.Button(
+            description="Load pair",
+            layout=W.Layout(width="110px"),
+            tooltip="load the target and draft models named on the left",
+        )
         self.pair_info = W.HTML("<i>no pair loaded</i>")
         self.pair_info.add_class("specviz-pair-info")
-        self.prompt = W.Textarea(value=prompt, description="prompt", style=lab,
-                                 layout=W.Layout(width="640px", height="70px"))
-        self.gamma = W.IntSlider(value=int(gamma), min=1, max=8, description="γ (drafts/step)", style=lab,
-                                 continuous_update=False)
-        self.temperature = W.FloatSlider(value=float(temperature), min=0.0, max=2.0, step=0.05,
-                                         description="temperature", style=lab, continuous_update=False)
-        self.top_k = W.BoundedIntText(value=int(top_k or 0), min=0, max=10_000_000, description="top-k (0 = off)",
-                                      style=lab, layout=W.Layout(width="230px"))
-        self.top_p = W.FloatSlider(value=float(top_p if top_p is not None else 1.0), min=0.05, max=1.0, step=0.01,
-                                   description="top-p (1 = off)", style=lab, continuous_update=False)
-        self.max_new_tokens = W.BoundedIntText(value=int(max_new_tokens), min=1, max=4096,
-                                               description="max new tokens", style=lab, layout=W.Layout(width="230px"))
+        self.prompt = W.Textarea(
+            value=prompt, description="prompt", style=lab, layout=W.Layout(width="640px", height="70px")
+        )
+        self.gamma = W.IntSlider(
+            value=int(gamma), min=1, max=8, description="γ (drafts/step)", style=lab, continuous_update=False
+        )
+        self.temperature = W.FloatSlider(
+            value=float(temperature),
+            min=0.0,
+            max=2.0,
+            step=0.05,
+            description="temperature",
+            style=lab,
+            continuous_update=False,
+        )
+        self.top_k = W.BoundedIntText(
+            value=int(top_k or 0),
+            min=0,
+            max=10_000_000,
+            description="top-k (0 = off)",
+            style=lab,
+            layout=W.Layout(width="230px"),
+        )
+        self.top_p = W.FloatSlider(
+            value=float(top_p if top_p is not None else 1.0),
+            min=0.05,
+            max=1.0,
+            step=0.01,
+            description="top-p (1 = off)",
+            style=lab,
+            continuous_update=False,
+        )
+        self.max_new_tokens = W.BoundedIntText(
+            value=int(max_new_tokens),
+            min=1,
+            max=4096,
+            description="max new tokens",
+            style=lab,
+            layout=W.Layout(width="230px"),
+        )
         self.seed = W.IntText(value=int(seed), description="seed", style=lab, layout=W.Layout(width="230px"))
-        self.ar_checkbox = W.Checkbox(value=bool(ar_baseline), description="autoregressive baseline after each run",
-                                      indent=False, layout=W.Layout(width="320px"))
+        self.ar_checkbox = W.Checkbox(
+            value=bool(ar_baseline),
+            description="autoregressive baseline after each run",
+            indent=False,
+            layout=W.Layout(width="320px"),
+        )
         self.generate_button = W.Button(description="Generate", button_style="primary", layout=W.Layout(width="110px"))
-        self.stop_button = W.Button(description="Stop", button_style="danger", disabled=True,
-                                    layout=W.Layout(width="80px"), tooltip="stop after the current verify step")
-        self.baseline_button = W.Button(description="AR baseline", layout=W.Layout(width="120px"),
-                                        tooltip="plain autoregressive sampling from the target, same settings")
-        self.sweep_button = W.Button(description="γ sweep", layout=W.Layout(width="100px"),
-                                     tooltip="run γ = 1..8 on the prompt; plot measured speedup vs theory")
+        self.stop_button = W.Button(
+            description="Stop",
+            button_style="danger",
+            disabled=True,
+            layout=W.Layout(width="80px"),
+            tooltip="stop after the current verify step",
+        )
+        self.baseline_button = W.Button(
+            description="AR baseline",
+            layout=W.Layout(width="120px"),
+            tooltip="plain autoregressive sampling from the target, same settings",
+        )
+        self.sweep_button = W.Button(
+            description="γ sweep",
+            layout=W.Layout(width="100px"),
+            tooltip="run γ = 1..8 on the prompt; plot measured speedup vs theory",
+        )
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
         self.progress.add_class("specviz-live-progress")
         self.status = W.HTML("")
@@ -107,8 +191,17 @@ class LiveControls:
             self.prompt,
             W.HBox([self.gamma, self.temperature, self.top_p], layout=row),
             W.HBox([self.top_k, self.max_new_tokens, self.seed, self.ar_checkbox], layout=row),
-            W.HBox([self.generate_button, self.stop_button, self.baseline_button, self.sweep_button, self.progress,
-                    self.status], layout=row),
+            W.HBox(
+                [
+                    self.generate_button,
+                    self.stop_button,
+                    self.baseline_button,
+                    self.sweep_button,
+                    self.progress,
+                    self.status,
+                ],
+                layout=row,
+            ),
         ]
 
     def set_running(self, running: bool) -> None:
@@ -133,8 +226,9 @@ class LiveControls:
 
     def settings(self) -> dict:
         """The engines' keyword arguments from the widgets (ValueError for an invalid combination)."""
-        return sampling_settings(self.temperature.value, self.top_k.value, self.top_p.value,
-                                 self.max_new_tokens.value, self.seed.value)
+        return sampling_settings(
+            self.temperature.value, self.top_k.value, self.top_p.value, self.max_new_tokens.value, self.seed.value
+        )
 
 
 __all__ = ["DEVICES", "LABEL_STYLE", "LiveControls", "context_limit", "describe_pair_html"]

@@ -120,8 +120,9 @@ class LiveRun:
             return self.result
         steps = list(self.steps)
         new = [t for s in steps for t in s.emitted]
-        return GenerationResult(self.prompt_ids, new, steps=steps, seconds=time.perf_counter() - self.t0,
-                                gamma=self.gamma)
+        return GenerationResult(
+            self.prompt_ids, new, steps=steps, seconds=time.perf_counter() - self.t0, gamma=self.gamma
+        )
 
 
 def prompt_ids_for(pair, text: str) -> list:
@@ -134,8 +135,9 @@ def prompt_ids_for(pair, text: str) -> list:
         try:
             ids = [int(s) for s in parts]
         except ValueError:
-            raise ValueError(f"this pair has no tokenizer: type the prompt as token ids (e.g. 0 3 1), "
-                             f"not {text[:40]!r}") from None
+            raise ValueError(
+                f"this pair has no tokenizer: type the prompt as token ids (e.g. 0 3 1), not {text[:40]!r}"
+            ) from None
     else:
         if not text:
             raise ValueError("the prompt is empty: type at least one character")
@@ -153,8 +155,13 @@ def sampling_settings(temperature, top_k, top_p, max_new_tokens, seed) -> dict:
     """The engines' keyword arguments from the controls (top-k 0 and top-p 1 mean off), checked."""
     top_k = int(top_k) or None
     top_p = float(top_p)
-    s = dict(temperature=float(temperature), top_k=top_k, top_p=top_p if top_p < 1 else None,
-             max_new_tokens=int(max_new_tokens), seed=int(seed))
+    s = dict(
+        temperature=float(temperature),
+        top_k=top_k,
+        top_p=top_p if top_p < 1 else None,
+        max_new_tokens=int(max_new_tokens),
+        seed=int(seed),
+    )
     Sampling(s["temperature"], s["top_k"], s["top_p"])  # ValueError with a clear message
     return s
 

@@ -27,7 +27,7 @@ DIM_STYLE = "color:#57606a"
 def rgba(hex_color: str, alpha: float) -> str:
     """A '#rrggbb' colour as a CSS 'rgba(r,g,b,alpha)' string."""
     h = hex_color.lstrip("#")
-    r, g, b = (int(h[i: i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
@@ -75,7 +75,7 @@ class PieceDecoder:
         """The decoded text of `new_ids` after the prompt."""
         full = self.decode(self.prompt_ids + list(new_ids))
         if full.startswith(self.base):
-            return full[len(self.base):]
+            return full[len(self.base) :]
         return self.decode(new_ids)  # a tokenizer that re-spaces across the boundary
 
     def piece(self, new_ids, i: int) -> str:
@@ -84,7 +84,7 @@ class PieceDecoder:
             return f"{int(new_ids[i])} "
         stable = self.continuation(new_ids[: i + 1]).rstrip("\ufffd")
         if stable.startswith(self.stable):
-            out = stable[len(self.stable):]
+            out = stable[len(self.stable) :]
         else:  # earlier text changed: show only what is new from the first difference
             k = 0
             while k < min(len(stable), len(self.stable)) and stable[k] == self.stable[k]:
@@ -99,7 +99,7 @@ class PieceDecoder:
             return ""
         rest = self.continuation(new_ids)
         if rest.startswith(self.stable) and len(rest) > len(self.stable):
-            out = rest[len(self.stable):]
+            out = rest[len(self.stable) :]
             self.stable = rest
             return out
         return ""
@@ -123,8 +123,10 @@ def token_span(i: int, fate: str, piece: str, selected: bool = False) -> str:
     if selected:
         style += ";outline:2px solid #24292f"
     label = f"#{i}: {FATE_LABELS.get(fate, fate)}"
-    return (f"<span class='specviz-tok specviz-tok-{fate}' data-pos='{i}' title='{html.escape(label)}' "
-            f"style='{style}'>{html.escape(piece)}</span>")
+    return (
+        f"<span class='specviz-tok specviz-tok-{fate}' data-pos='{i}' title='{html.escape(label)}' "
+        f"style='{style}'>{html.escape(piece)}</span>"
+    )
 
 
 def prompt_span(text: str) -> str:
@@ -134,18 +136,21 @@ def prompt_span(text: str) -> str:
 
 def text_box(inner: str) -> str:
     """The framed, whitespace-preserving box the coloured text is shown in."""
-    return ("<div class='specviz-text' style='white-space:pre-wrap;font-family:DejaVu Sans Mono,monospace;"
-            "font-size:14px;line-height:1.7;border:1px solid #d0d7de;border-radius:6px;padding:8px;"
-            f"max-height:260px;overflow-y:auto'>{inner}</div>")
+    return (
+        "<div class='specviz-text' style='white-space:pre-wrap;font-family:DejaVu Sans Mono,monospace;"
+        "font-size:14px;line-height:1.7;border:1px solid #d0d7de;border-radius:6px;padding:8px;"
+        f"max-height:260px;overflow-y:auto'>{inner}</div>"
+    )
 
 
 def legend_html() -> str:
     """The colour key of the three fates of a speculative token."""
     items = " ".join(
         f"<span style='background:{rgba(FATE_COLORS[f], 0.22)};border-bottom:3px solid {FATE_COLORS[f]};"
-        f"padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>" for f in ("accepted", "resampled", "bonus"))
-    return (f"<div style='font-size:12px;margin:2px 0'>{items} "
-            f"<span style='{DIM_STYLE}'>· grey: the prompt</span></div>")
+        f"padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>"
+        for f in ("accepted", "resampled", "bonus")
+    )
+    return f"<div style='font-size:12px;margin:2px 0'>{items} <span style='{DIM_STYLE}'>· grey: the prompt</span></div>"
 
 
 def fates_html(result, tokenizer=None, legend: bool = True) -> str:
@@ -173,7 +178,7 @@ def cost_ratio(stats, ar_result) -> float | None:
 
 
 def stats_table_html(stats, ar_result=None) -> str:
-    """"This run vs theory": the acceptance statistics and speeds of a run next to their formulas."""
+    """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas."""
     if stats is None or not stats.steps:
         return f"<i style='{DIM_STYLE}'>statistics appear here while generating</i>"
     t_t = target_token_seconds(ar_result)
@@ -193,8 +198,14 @@ def stats_table_html(stats, ar_result=None) -> str:
         ["cost-model prediction", fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
         ["suggested γ (cost model)", str(stats.suggested_gamma(t_t)) if t_t else "—"],
     ]
-    note = "" if t_t else (f"<div style='{DIM_STYLE};font-size:12px'>run the autoregressive baseline for "
-                           "tokens/s, c and the speedup predictions</div>")
+    note = (
+        ""
+        if t_t
+        else (
+            f"<div style='{DIM_STYLE};font-size:12px'>run the autoregressive baseline for "
+            "tokens/s, c and the speedup predictions</div>"
+        )
+    )
     return "<div style='padding:8px'><b>This run vs theory</b>" + html_table(rows) + note + "</div>"
 
 
@@ -213,6 +224,21 @@ def status_html(result, final: bool, max_new_tokens: int | None = None, ar_resul
     return text
 
 
-__all__ = ["DIM_STYLE", "PieceDecoder", "cost_ratio", "fates_html", "fates_of", "fmt_number", "html_table",
-           "legend_html", "prompt_span", "rgba", "stats_table_html", "status_html", "target_token_seconds",
-           "text_box", "token_pieces", "token_span"]
+__all__ = [
+    "DIM_STYLE",
+    "PieceDecoder",
+    "cost_ratio",
+    "fates_html",
+    "fates_of",
+    "fmt_number",
+    "html_table",
+    "legend_html",
+    "prompt_span",
+    "rgba",
+    "stats_table_html",
+    "status_html",
+    "target_token_seconds",
+    "text_box",
+    "token_pieces",
+    "token_span",
+]

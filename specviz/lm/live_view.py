@@ -24,8 +24,17 @@ import plotly.graph_objects as go
 
 from . import figures as LF
 from .closeup import closeup_info_html, default_token, token_closeup
-from .live_render import (DIM_STYLE, cost_ratio, fates_of, legend_html, prompt_span, stats_table_html,
-                          target_token_seconds, text_box, token_span)
+from .live_render import (
+    DIM_STYLE,
+    cost_ratio,
+    fates_of,
+    legend_html,
+    prompt_span,
+    stats_table_html,
+    target_token_seconds,
+    text_box,
+    token_span,
+)
 from .payoff import payoff_sentence
 from .stats import spec_stats
 
@@ -55,8 +64,16 @@ class LiveView:
         self.stats_html.add_class("specviz-live-stats")
         self.payoff_html = W.HTML("")
         self.payoff_html.add_class("specviz-live-payoff")
-        self.token_selector = W.IntSlider(value=0, min=0, max=0, description="token #", disabled=True, style=lab,
-                                          continuous_update=False, layout=W.Layout(width="520px"))
+        self.token_selector = W.IntSlider(
+            value=0,
+            min=0,
+            max=0,
+            description="token #",
+            disabled=True,
+            style=lab,
+            continuous_update=False,
+            layout=W.Layout(width="520px"),
+        )
         self.token_info = W.HTML("<i>generate some text, then pick a token to see its p and q</i>")
         # ONE FigureWidget for all plots (see the module notes)
         self.figure = go.FigureWidget(LF.live_figure(None, int(gamma)))
@@ -65,9 +82,16 @@ class LiveView:
 
     def widgets(self) -> list:
         """The output widgets in the order the app shows them."""
-        return [self.legend, self.text_html, self.stats_html, self.payoff_html,
-                W.HTML("<b>One token up close</b> (the money diagram at the bottom): pick a generated token"),
-                self.token_selector, self.token_info, self.figure]
+        return [
+            self.legend,
+            self.text_html,
+            self.stats_html,
+            self.payoff_html,
+            W.HTML("<b>One token up close</b> (the money diagram at the bottom): pick a generated token"),
+            self.token_selector,
+            self.token_info,
+            self.figure,
+        ]
 
     # ------------------------------------------------------------------ a run
 
@@ -142,8 +166,10 @@ class LiveView:
     def plot_patches(stats, gamma, layout: bool = True) -> list:
         """The acceptance panels' patches; `layout=False` keeps only trace data (cheap live redraws)."""
         out = []
-        for key, patch in (("per_position", LF.per_position_patch(stats, gamma)),
-                           ("accepted_hist", LF.accepted_hist_patch(stats, gamma))):
+        for key, patch in (
+            ("per_position", LF.per_position_patch(stats, gamma)),
+            ("accepted_hist", LF.accepted_hist_patch(stats, gamma)),
+        ):
             out.append((key, patch if layout else {"data": patch["data"], "layout": {}}))
         return out
 
@@ -160,11 +186,14 @@ class LiveView:
             if c is None:
                 lines = [f"when does this pay? only while the draft's cost c < α = {stats.alpha:.2f}"]
             else:
-                lines = [f"when does this pay? c = {c:.2f} {'<' if c < stats.alpha else '≥'} α = {stats.alpha:.2f} "
-                         f"({'cheap enough' if c < stats.alpha else 'too costly'}: need c < α)"]
+                lines = [
+                    f"when does this pay? c = {c:.2f} {'<' if c < stats.alpha else '≥'} α = {stats.alpha:.2f} "
+                    f"({'cheap enough' if c < stats.alpha else 'too costly'}: need c < α)"
+                ]
                 if math.isfinite(stats.verify_step_s):
-                    lines.append(f"verify step = {stats.verify_step_s / t_t:.2f} target steps (need ≈ 1: "
-                                 "a memory-bound target)")
+                    lines.append(
+                        f"verify step = {stats.verify_step_s / t_t:.2f} target steps (need ≈ 1: a memory-bound target)"
+                    )
             patch["layout"]["annotation_text"] = "<br>".join(lines)
         return ("throughput", patch)
 
@@ -177,14 +206,15 @@ class LiveView:
         c, t_t = cost_ratio(stats, ar_result), target_token_seconds(ar_result)
         verify = stats.verify_step_s / t_t if (c is not None and math.isfinite(stats.verify_step_s)) else None
         text = payoff_sentence(min(max(stats.alpha, 0.0), 1.0), c, verify=verify)
-        self.payoff_html.value = (f"<div style='font-size:13px;padding:0 8px'>{html.escape(text)} "
-                                  f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, Corollary 3.9)"
-                                  "</span></div>")
+        self.payoff_html.value = (
+            f"<div style='font-size:13px;padding:0 8px'>{html.escape(text)} "
+            f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, Corollary 3.9)"
+            "</span></div>"
+        )
 
     def show_sweep(self, data) -> None:
         """The γ-sweep panel from `gamma_sweep_run` data (the points so far)."""
-        self.patch(("sweep", LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"],
-                                                  data["predicted"])))
+        self.patch(("sweep", LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"], data["predicted"])))
 
     # ------------------------------------------------------------------ one token up close
 

@@ -41,11 +41,26 @@ BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 PROMPT_LOOKUP = "prompt-lookup"
 HUB_PROBE_TIMEOUT_S = 3.0  # how long to wait for the hub's host before calling a hub id unreachable
 # at least one of these must be in a checkpoint folder for it to carry a tokenizer
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "vocab.txt",
-                   "sentencepiece.bpe.model", "tokenizer.tiktoken", "tiktoken.model")
-DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
-          "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
-          "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "spiece.model",
+    "vocab.txt",
+    "sentencepiece.bpe.model",
+    "tokenizer.tiktoken",
+    "tiktoken.model",
+)
+DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
 DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu")
 
 log = logging.getLogger(__name__)
@@ -62,8 +77,10 @@ class Pair:
 
     def __post_init__(self):
         if self.target.vocab_size != self.draft.vocab_size:
-            raise ValueError(f"target ({self.target.name}) has {self.target.vocab_size} tokens but draft "
-                             f"({self.draft.name}) has {self.draft.vocab_size}: they must share a vocabulary")
+            raise ValueError(
+                f"target ({self.target.name}) has {self.target.vocab_size} tokens but draft "
+                f"({self.draft.name}) has {self.draft.vocab_size}: they must share a vocabulary"
+            )
 
     @property
     def chat_template(self) -> str | None:
@@ -76,12 +93,14 @@ class Pair:
 
     def describe(self) -> str:
         """One line: both models with their sizes, the vocabulary and the device."""
+
         def size(m):
             mod = getattr(m, "model", None)
             if mod is None:
                 return m.name
             n = sum(p.numel() for p in mod.parameters())
             return f"{m.name} ({n / 1e6:.2f} M params)"
+
         return f"target {size(self.target)}, draft {size(self.draft)}, vocabulary {self.target.vocab_size}, on {self.device}"
 
 
@@ -109,8 +128,9 @@ def format_prompt(tokenizer, text: str, chat="auto") -> list:
     if chat is True and not has_template:
         raise ValueError("chat=True but this tokenizer has no chat template; use chat='auto' or chat=False")
     if has_template and chat in ("auto", True):
-        rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
-                                                 tokenize=False)
+        rendered = tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], add_generation_prompt=True, tokenize=False
+        )
         return [int(i) for i in tokenizer.encode(rendered, add_special_tokens=False)]
     ids = [int(i) for i in tokenizer.encode(text, add_special_tokens=False)]
     bos = getattr(tokenizer, "bos_token_id", None)
@@ -129,8 +149,9 @@ def pick_device(device="auto") -> str:
     if device is None or (isinstance(device, str) and device == "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a string such as 'cpu' or 'cuda:0' (or a torch.device), got "
-                        f"{type(device).__name__}")
+        raise TypeError(
+            f"device must be a string such as 'cpu' or 'cuda:0' (or a torch.device), got {type(device).__name__}"
+        )
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError):
@@ -141,8 +162,7 @@ def pick_device(device="auto") -> str:
         if not torch.cuda.is_available():
             raise ValueError(f"device {str(device)!r} requested but torch sees no CUDA GPU; use 'cpu' or 'auto'")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device {str(device)!r} requested but torch sees {torch.cuda.device_count()} "
-                             "CUDA GPU(s)")
+            raise ValueError(f"device {str(device)!r} requested but torch sees {torch.cuda.device_count()} CUDA GPU(s)")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ValueError(f"device {str(device)!r} requested but torch has no MPS backend here; use 'cpu'")
     return str(dev)
@@ -158,8 +178,9 @@ def parse_dtype(dtype):
         return dtype
     if isinstance(dtype, str) and dtype.lower().removeprefix("torch.") in DTYPES:
         return DTYPES[dtype.lower().removeprefix("torch.")]
-    raise ValueError(f"unknown dtype {dtype!r}: use None, 'auto', 'float32', 'float16' or 'bfloat16' "
-                     "(or a torch dtype)")
+    raise ValueError(
+        f"unknown dtype {dtype!r}: use None, 'auto', 'float32', 'float16' or 'bfloat16' (or a torch dtype)"
+    )
 
 
 def _check_safetensors(folder: Path, role: str) -> None:
@@ -171,15 +192,17 @@ def _check_safetensors(folder: Path, role: str) -> None:
             with safe_open(str(f), framework="pt") as handle:
                 handle.keys()
         except Exception as e:  # SafetensorError is not importable by a stable name in every version
-            raise ValueError(f"{role} model: {f} is not a valid safetensors file ({e}); download or save it "
-                             "again") from None
+            raise ValueError(
+                f"{role} model: {f} is not a valid safetensors file ({e}); download or save it again"
+            ) from None
 
 
 def _check_tokenizer_files(folder: Path, role: str) -> None:
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         raise ValueError(
             f"{role} model: no tokenizer files in {folder} (looked for {', '.join(TOKENIZER_FILES[:4])}, …): "
-            "save the tokenizer next to the weights (tokenizer.save_pretrained(folder)) or pass tokenizer=...")
+            "save the tokenizer next to the weights (tokenizer.save_pretrained(folder)) or pass tokenizer=..."
+        )
 
 
 def _env_true(name: str) -> bool:
@@ -306,18 +329,21 @@ def _resolve(spec, role: str) -> _Spec:
     """A model spec -> where it comes from. Raises ValueError (naming `role`) when it cannot be found."""
     if isinstance(spec, LanguageModel) or isinstance(spec, torch.nn.Module):
         if isinstance(spec, torch.nn.Module) and not hasattr(spec, "config"):
-            raise TypeError(f"{role} model: a {type(spec).__name__} is not a Hugging Face causal LM (it has no "
-                            ".config); pass a transformers model or a specviz LanguageModel")
+            raise TypeError(
+                f"{role} model: a {type(spec).__name__} is not a Hugging Face causal LM (it has no "
+                ".config); pass a transformers model or a specviz LanguageModel"
+            )
         return _Spec(role, "object", obj=spec, name=getattr(spec, "name", None) or _hf_name(spec))
     if spec is None or spec == "bundled":
         folder = BUNDLED_DIR / role
         if not (folder / "config.json").exists():
-            raise ValueError(f"the bundled {role} model is missing from {folder}: reinstall specviz "
-                             "or run `python scripts/train_pair.py`")
+            raise ValueError(
+                f"the bundled {role} model is missing from {folder}: reinstall specviz "
+                "or run `python scripts/train_pair.py`"
+            )
         return _Spec(role, "bundled", str(folder), f"bundled-{role}")
     if not isinstance(spec, (str, os.PathLike)):
-        raise TypeError(f"{role} model: expected a name, a path, a hub id or a loaded model, got "
-                        f"{type(spec).__name__}")
+        raise TypeError(f"{role} model: expected a name, a path, a hub id or a loaded model, got {type(spec).__name__}")
     spec = os.fspath(spec)
     if spec == PROMPT_LOOKUP:
         if role != "draft":
@@ -335,8 +361,9 @@ def _resolve(spec, role: str) -> _Spec:
         return _Spec(role, "gguf", str(path), spec)
     if path.exists():
         if not (path / "config.json").exists():
-            raise ValueError(f"{role} model: folder {spec!r} has no config.json, so it is not a "
-                             "Hugging Face checkpoint")
+            raise ValueError(
+                f"{role} model: folder {spec!r} has no config.json, so it is not a Hugging Face checkpoint"
+            )
         return _Spec(role, "folder", str(path), spec)
     looks_local = spec.startswith((".", "/", "~")) or os.sep in spec.strip("/").split("/", 1)[-1] or spec.count("/") > 1
     if looks_local:
@@ -361,9 +388,11 @@ def _check_files(s: _Spec, need_tokenizer: bool, state: dict) -> None:
             if cached:
                 s.hub_local = True
                 return
-            raise ValueError(f"{s.role} model {s.where!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE "
-                             "is set: download it where there is network, or pass a local folder, a .gguf file "
-                             f"or a catalog model ({', '.join(sorted(catalog.MODELS))})")
+            raise ValueError(
+                f"{s.role} model {s.where!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE "
+                "is set: download it where there is network, or pass a local folder, a .gguf file "
+                f"or a catalog model ({', '.join(sorted(catalog.MODELS))})"
+            )
         if "probe" not in state:
             state["probe"] = probe_hub()
         if state["probe"] is None:
@@ -375,7 +404,8 @@ def _check_files(s: _Spec, need_tokenizer: bool, state: dict) -> None:
                 f"{s.role} model {s.where!r} is not in the local Hugging Face cache and the hub cannot be "
                 f"reached: {state['probe']}. Download it where there is network (`hf download {s.where}`) and "
                 f"pass its folder, or use a local folder, a .gguf file or a catalog model "
-                f"({', '.join(sorted(catalog.MODELS))}, see `specviz models list`)")
+                f"({', '.join(sorted(catalog.MODELS))}, see `specviz models list`)"
+            )
 
 
 def _dtype_keyword() -> str:
@@ -395,8 +425,7 @@ def _load_model(s: _Spec, device: str, dtype, say):
         if s.kind == "gguf":
             say(f"{s.role}: loading {s.name} from {s.where} (GGUF: dequantising the weights)")
             p = Path(s.where)
-            model = AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, local_files_only=True,
-                                                         **kw)
+            model = AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, local_files_only=True, **kw)
         else:
             say(f"{s.role}: loading {s.name}" + ("" if s.where == s.name else f" from {s.where}"))
             local = s.kind != "hub" or s.hub_local
@@ -411,8 +440,10 @@ def _load_model(s: _Spec, device: str, dtype, say):
         model = model.float()  # fp16 matmuls are slow and less exact on CPU; checkpoints are stored in fp16
     model = model.to(device)
     n = sum(p.numel() for p in model.parameters())
-    say(f"{s.role}: {s.name} loaded in {time.perf_counter() - t0:.1f} s ({n / 1e6:.1f} M params, {model.dtype}, "
-        f"{device})")
+    say(
+        f"{s.role}: {s.name} loaded in {time.perf_counter() - t0:.1f} s ({n / 1e6:.1f} M params, {model.dtype}, "
+        f"{device})"
+    )
     return model
 
 
@@ -431,10 +462,14 @@ def _load_tokenizer(s: _Spec, say):
     except (OSError, ValueError, ImportError, TypeError) as e:
         raise ValueError(f"{s.role} model: could not load a tokenizer from {s.where}: {e}") from None
     if len(tok) < 2:
-        raise ValueError(f"{s.role} model: the tokenizer in {s.where} has {len(tok)} token(s): its tokenizer "
-                         "files are missing or empty")
-    say(f"tokenizer: {len(tok)} tokens, {'a' if getattr(tok, 'chat_template', None) else 'no'} chat template "
-        f"({time.perf_counter() - t0:.1f} s)")
+        raise ValueError(
+            f"{s.role} model: the tokenizer in {s.where} has {len(tok)} token(s): its tokenizer "
+            "files are missing or empty"
+        )
+    say(
+        f"tokenizer: {len(tok)} tokens, {'a' if getattr(tok, 'chat_template', None) else 'no'} chat template "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
     return tok
 
 
@@ -462,9 +497,20 @@ def _wrap(model, name: str, device, explicit_device: bool) -> LanguageModel:
     return HFModel(model, name)
 
 
-def load_pair(target="bundled", draft="bundled", device="auto", dtype=None, check_tokenizers=True, *,
-              tokenizer=None, progress=None, hf_progress=None, static_cache=False, compile=False,
-              verify_bucket=(2, 5)) -> Pair:
+def load_pair(
+    target="bundled",
+    draft="bundled",
+    device="auto",
+    dtype=None,
+    check_tokenizers=True,
+    *,
+    tokenizer=None,
+    progress=None,
+    hf_progress=None,
+    static_cache=False,
+    compile=False,
+    verify_bucket=(2, 5),
+) -> Pair:
     """Load target and draft causal LMs that share a vocabulary.
 
     Each of `target`, `draft` is one of:
@@ -528,8 +574,10 @@ def load_pair(target="bundled", draft="bundled", device="auto", dtype=None, chec
         _compare_tokenizers(t_tok, d_tok, shared, t_spec.name, d_spec.name)
     if d_lm is None:
         d_lm = PromptLookupModel(shared, device=t_lm.device)
-        say(f"draft: prompt lookup over the target's {shared} tokens (suffixes of {d_lm.max_ngram} to "
-            f"{d_lm.min_ngram} tokens)")
+        say(
+            f"draft: prompt lookup over the target's {shared} tokens (suffixes of {d_lm.max_ngram} to "
+            f"{d_lm.min_ngram} tokens)"
+        )
     t_lm, d_lm = _shrink(t_lm, shared), _shrink(d_lm, shared)
     if static_cache or compile:
         t_lm, d_lm = (_static(lm, compile, verify_bucket, say) for lm in (t_lm, d_lm))
@@ -542,8 +590,9 @@ def _static(lm: LanguageModel, compile: bool, verify_bucket, say) -> LanguageMod
         return lm
     from .static_cache import StaticHFModel
 
-    fast = StaticHFModel(lm.model, lm.name, vocab_size=lm.vocab_size, compile=compile,
-                         verify_bucket=verify_bucket if compile else None)
+    fast = StaticHFModel(
+        lm.model, lm.name, vocab_size=lm.vocab_size, compile=compile, verify_bucket=verify_bucket if compile else None
+    )
     if compile:
         say(f"{lm.name}: compiling the static-cache step (a long warm-up on a CPU)")
         say(f"{lm.name}: compiled in {fast.warmup():.1f} s")
@@ -558,8 +607,9 @@ def _shrink(lm: LanguageModel, vocab_size: int) -> LanguageModel:
         return HFModel(lm.model, lm.name, vocab_size=vocab_size)
     if isinstance(lm, PromptLookupModel):
         return PromptLookupModel(vocab_size, lm.max_ngram, lm.min_ngram, lm.name, lm.device)
-    raise ValueError(f"{lm.name} has {lm.vocab_size} tokens but the pair shares {vocab_size}: give models with "
-                     "one vocabulary size")
+    raise ValueError(
+        f"{lm.name} has {lm.vocab_size} tokens but the pair shares {vocab_size}: give models with one vocabulary size"
+    )
 
 
 def _compare_tokenizers(t_tok, d_tok, shared: int, t_name: str, d_name: str) -> None:
@@ -571,4 +621,5 @@ def _compare_tokenizers(t_tok, d_tok, shared: int, t_name: str, d_name: str) -> 
         raise ValueError(
             f"target {t_name!r} (vocabulary {len(tv)}) and draft {d_name!r} (vocabulary {len(dv)}) use "
             f"different tokenizers, so p and q are over different tokens; e.g. {diff}. "
-            "Speculative decoding needs one shared vocabulary.")
+            "Speculative decoding needs one shared vocabulary."
+        )

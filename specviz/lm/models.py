@@ -40,8 +40,10 @@ class Session:
         """The ids read so far; ids fed as a device tensor are copied to the host on first access."""
         if self._pending:
             dev = next(t.device for t in self._pending if isinstance(t, torch.Tensor))
-            parts = [t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.long, device=dev)
-                     for t in self._pending]
+            parts = [
+                t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.long, device=dev)
+                for t in self._pending
+            ]
             self._tokens.extend(torch.cat(parts).tolist())
             self._pending.clear()
             self._n_pending = 0
@@ -62,8 +64,9 @@ class Session:
         """Read `ids` (a list of ints or a 1-D integer tensor); return (len(ids), V) logits, row i after ids[i]."""
         if isinstance(ids, torch.Tensor):
             if ids.ndim != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
-                raise TypeError(f"feed takes a 1-D integer tensor of token ids, got {ids.dtype} of shape "
-                                f"{tuple(ids.shape)}")
+                raise TypeError(
+                    f"feed takes a 1-D integer tensor of token ids, got {ids.dtype} of shape {tuple(ids.shape)}"
+                )
         else:
             ids = [int(t) for t in ids]
         if len(ids) == 0:
@@ -90,7 +93,7 @@ class Session:
                 self._n_pending -= n
                 n = 0
         if n:
-            del self._tokens[len(self._tokens) - n:]
+            del self._tokens[len(self._tokens) - n :]
 
     def truncate(self, length: int, next_logits=None) -> None:
         """Forget everything after the first `length` tokens (cache rollback, no recompute).
@@ -271,14 +274,16 @@ class _HFSession(Session):
         try:
             out = m.model(input_ids=x, use_cache=True, **{m.cache_keyword: self.cache})
         except KeyError as e:  # what GPT-2 in releases before the floor raises on a DynamicCache
-            raise RuntimeError(f"{where} cannot read a DynamicCache ({e!r}); specviz needs "
-                               f"transformers>={TRANSFORMERS_FLOOR}") from e
+            raise RuntimeError(
+                f"{where} cannot read a DynamicCache ({e!r}); specviz needs transformers>={TRANSFORMERS_FLOOR}"
+            ) from e
         after = self.cache.get_seq_length()
         if after != before + x.shape[1]:
             raise RuntimeError(
                 f"{where} ignored the KV cache passed as {m.cache_keyword}= (its length went {before} -> {after} "
                 f"after reading {x.shape[1]} tokens), so decoding would forget its context; specviz supports "
-                f"transformers>={TRANSFORMERS_FLOOR}")
+                f"transformers>={TRANSFORMERS_FLOOR}"
+            )
         return out.logits[0, :, : m.vocab_size].float()  # (k, V) only the shared vocabulary
 
     def _crop(self, n_drop):
@@ -294,7 +299,8 @@ class HFModel(LanguageModel):
         self.device = next(model.parameters()).device
         self.vocab_size = int(vocab_size or model.config.vocab_size)
         self.max_positions = getattr(model.config, "n_positions", None) or getattr(
-            model.config, "max_position_embeddings", None)
+            model.config, "max_position_embeddings", None
+        )
         self.cache_keyword = cache_keyword(model)
         skip_padding_check(model)
 

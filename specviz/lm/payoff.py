@@ -100,8 +100,10 @@ def payoff_sentence(alpha, c=None, cs=DEFAULT_COSTS, max_gamma: int = 16, verify
     text += f" At this α, {others}." if others else ""
     if verify is not None:
         v = _check_cost(verify)
-        text += (f" These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
-                 f"{v:.2f}, which is ≈ 1 only for a memory-bound target.")
+        text += (
+            f" These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
+            f"{v:.2f}, which is ≈ 1 only for a memory-bound target."
+        )
     return text
 
 

@@ -52,7 +52,7 @@ from .models import LanguageModel, Session
 class PromptLookupSession(Session):
     """One prompt-lookup draft reading one sequence; `next_logits` is one-hot on the proposal, or None."""
 
-    def __init__(self, model: "PromptLookupModel", prompt_ids):
+    def __init__(self, model: PromptLookupModel, prompt_ids):
         self.model = model
         self._ids: list[int] = []  # the history, always on the host (lookups need the values)
         self.next_logits = None
@@ -83,7 +83,7 @@ class PromptLookupSession(Session):
         undo = []
         for n in range(self.model.min_ngram, self.model.max_ngram + 1):
             if t >= n:
-                key = tuple(self._ids[t - n:t])
+                key = tuple(self._ids[t - n : t])
                 undo.append((key, self._follower.get(key)))
                 self._follower[key] = t
         self._ids.append(token)
@@ -143,8 +143,9 @@ class PromptLookupModel(LanguageModel):
     one-hot, so acceptance is p(proposal) (see the module docstring for why that is exact).
     """
 
-    def __init__(self, vocab_size: int, max_ngram: int = 3, min_ngram: int = 1, name: str = "prompt-lookup",
-                 device="cpu"):
+    def __init__(
+        self, vocab_size: int, max_ngram: int = 3, min_ngram: int = 1, name: str = "prompt-lookup", device="cpu"
+    ):
         if isinstance(vocab_size, bool) or int(vocab_size) != vocab_size or vocab_size < 1:
             raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
         for label, n in (("max_ngram", max_ngram), ("min_ngram", min_ngram)):
@@ -171,7 +172,7 @@ class PromptLookupModel(LanguageModel):
         for n in range(min(self.max_ngram, len(toks) - 1), self.min_ngram - 1, -1):
             suffix = toks[-n:]
             for start in range(len(toks) - n - 1, -1, -1):  # most recent first; the suffix itself excluded
-                if toks[start:start + n] == suffix:
+                if toks[start : start + n] == suffix:
                     return toks[start + n]
         return None
 
@@ -179,8 +180,9 @@ class PromptLookupModel(LanguageModel):
         return PromptLookupSession(self, prompt_ids)
 
     def __repr__(self):
-        return (f"PromptLookupModel(vocab_size={self.vocab_size}, max_ngram={self.max_ngram}, "
-                f"min_ngram={self.min_ngram})")
+        return (
+            f"PromptLookupModel(vocab_size={self.vocab_size}, max_ngram={self.max_ngram}, min_ngram={self.min_ngram})"
+        )
 
 
 def _id_list(ids) -> list:

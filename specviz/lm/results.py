@@ -62,10 +62,19 @@ class StepRecord:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready fields of this step."""
-        return {"index": self.index, "start": self.start, "drafted": list(self.drafted),
-                "accepted": self.accepted, "token": self.token, "kind": self.kind,
-                "p_drafted": list(self.p_drafted), "q_drafted": list(self.q_drafted), "alphas": list(self.alphas),
-                "draft_s": self.draft_s, "verify_s": self.verify_s}
+        return {
+            "index": self.index,
+            "start": self.start,
+            "drafted": list(self.drafted),
+            "accepted": self.accepted,
+            "token": self.token,
+            "kind": self.kind,
+            "p_drafted": list(self.p_drafted),
+            "q_drafted": list(self.q_drafted),
+            "alphas": list(self.alphas),
+            "draft_s": self.draft_s,
+            "verify_s": self.verify_s,
+        }
 
 
 @dataclass(repr=False)
@@ -102,15 +111,25 @@ class GenerationResult:
         text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
         kind = f"γ={self.gamma}, {len(self.steps)} verify steps" if self.steps else "autoregressive"
         tps = self.tokens_per_second
-        return (f"GenerationResult({len(self.new_ids)} new tokens, {kind}, "
-                f"{tps:.1f} tokens/s, text={text!r})" if math.isfinite(tps) else
-                f"GenerationResult({len(self.new_ids)} new tokens, {kind}, text={text!r})")
+        return (
+            f"GenerationResult({len(self.new_ids)} new tokens, {kind}, {tps:.1f} tokens/s, text={text!r})"
+            if math.isfinite(tps)
+            else f"GenerationResult({len(self.new_ids)} new tokens, {kind}, text={text!r})"
+        )
 
     def to_dict(self, steps: bool = False) -> dict:
         """Plain JSON-ready summary (the per-step records too with steps=True)."""
-        out = {"prompt_ids": list(self.prompt_ids), "new_ids": list(self.new_ids), "text": self.text,
-               "gamma": self.gamma, "seconds": self.seconds, "tokens_per_second": self.tokens_per_second,
-               "verify_steps": len(self.steps), "stopped": self.stopped, "fates": self.fates()}
+        out = {
+            "prompt_ids": list(self.prompt_ids),
+            "new_ids": list(self.new_ids),
+            "text": self.text,
+            "gamma": self.gamma,
+            "seconds": self.seconds,
+            "tokens_per_second": self.tokens_per_second,
+            "verify_steps": len(self.steps),
+            "stopped": self.stopped,
+            "fates": self.fates(),
+        }
         if steps:
             out["steps"] = [s.to_dict() for s in self.steps]
         return out

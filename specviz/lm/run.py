@@ -14,8 +14,19 @@ import math
 __all__ = ["compare", "format_report"]
 
 
-def compare(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=None, top_p=None, seed=0,
-            threads=1, chat="auto", warmup_tokens=8) -> dict:
+def compare(
+    pair,
+    prompt,
+    max_new_tokens=64,
+    gamma=4,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    seed=0,
+    threads=1,
+    chat="auto",
+    warmup_tokens=8,
+) -> dict:
     """Run speculative and plain decoding on the same prompt; return one JSON-ready dict of figures.
 
     Keys include `text`, `ids` (the speculative continuation), `ar_text`, `ar_ids` (plain decoding,
@@ -38,17 +49,39 @@ def compare(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=Non
     st = spec_stats(spec).to_dict()
     tps, ar_tps = spec.tokens_per_second, ar.tokens_per_second
     out = {
-        "target": pair.target.name, "draft": pair.draft.name, "device": str(getattr(pair, "device", "cpu")),
-        "prompt_ids": list(spec.prompt_ids), "gamma": int(gamma), "temperature": temperature,
-        "top_k": top_k, "top_p": top_p, "seed": seed,
-        "text": spec.text, "ids": list(spec.new_ids), "ar_text": ar.text, "ar_ids": list(ar.new_ids),
-        "tokens_per_second": tps, "ar_tokens_per_second": ar_tps,
+        "target": pair.target.name,
+        "draft": pair.draft.name,
+        "device": str(getattr(pair, "device", "cpu")),
+        "prompt_ids": list(spec.prompt_ids),
+        "gamma": int(gamma),
+        "temperature": temperature,
+        "top_k": top_k,
+        "top_p": top_p,
+        "seed": seed,
+        "text": spec.text,
+        "ids": list(spec.new_ids),
+        "ar_text": ar.text,
+        "ar_ids": list(ar.new_ids),
+        "tokens_per_second": tps,
+        "ar_tokens_per_second": ar_tps,
         "speedup": tps / ar_tps if ar_tps > 0 and math.isfinite(ar_tps) else None,
         "fates": spec.fates(),
     }
-    out.update({k: st[k] for k in ("acceptance_rate", "mean_acceptance_length", "per_position_acceptance",
-                                     "per_position_acceptance_conditional", "alpha", "verify_steps",
-                                     "drafted_tokens", "accepted_tokens")})
+    out.update(
+        {
+            k: st[k]
+            for k in (
+                "acceptance_rate",
+                "mean_acceptance_length",
+                "per_position_acceptance",
+                "per_position_acceptance_conditional",
+                "alpha",
+                "verify_steps",
+                "drafted_tokens",
+                "accepted_tokens",
+            )
+        }
+    )
     if temperature == 0:
         out["greedy_equal"] = spec.new_ids == ar.new_ids
     return out
@@ -56,6 +89,7 @@ def compare(pair, prompt, max_new_tokens=64, gamma=4, temperature=1.0, top_k=Non
 
 def format_report(out: dict) -> str:
     """The dict from `compare` as a few readable lines."""
+
     def f(v, spec=".3f"):
         return "—" if v is None else format(v, spec)
 
@@ -77,4 +111,3 @@ def format_report(out: dict) -> str:
     if "greedy_equal" in out:
         lines.append(f"greedy output identical to plain decoding: {'yes' if out['greedy_equal'] else 'NO'}")
     return "\n".join(lines)
-

@@ -35,8 +35,7 @@ import weakref
 
 import torch
 
-from .models import (LanguageModel, Session, cache_keyword, skip_padding_check, transformers_version,
-                     uncached_logits)
+from .models import LanguageModel, Session, cache_keyword, skip_padding_check, transformers_version, uncached_logits
 
 DEFAULT_MAX_LENGTH = 1024  # cache slots when max_length is not given (or the model's context, if shorter)
 
@@ -64,8 +63,10 @@ def _new_static_cache(config, max_length: int, device, dtype):
     try:
         from transformers import StaticCache
     except ImportError as e:  # pragma: no cover - every supported version has it
-        raise RuntimeError(f"transformers {transformers_version()} has no StaticCache; "
-                           "StaticHFModel needs a version that does (use HFModel instead)") from e
+        raise RuntimeError(
+            f"transformers {transformers_version()} has no StaticCache; "
+            "StaticHFModel needs a version that does (use HFModel instead)"
+        ) from e
     params = inspect.signature(StaticCache.__init__).parameters
     if "max_batch_size" in params:  # 4.38 .. 4.5x: (config, max_batch_size, max_cache_len, device, dtype)
         return StaticCache(config=config, max_batch_size=1, max_cache_len=max_length, device=device, dtype=dtype)
@@ -73,8 +74,10 @@ def _new_static_cache(config, max_length: int, device, dtype):
         return StaticCache(config=config, batch_size=1, max_cache_len=max_length, device=device, dtype=dtype)
     if "max_cache_len" in params:  # 5.x: (config, max_cache_len), tensors allocated lazily on first update
         return StaticCache(config=config, max_cache_len=max_length)
-    raise RuntimeError(f"transformers {transformers_version()}: StaticCache{inspect.signature(StaticCache.__init__)} "
-                       "is a signature StaticHFModel does not know; use HFModel instead")
+    raise RuntimeError(
+        f"transformers {transformers_version()}: StaticCache{inspect.signature(StaticCache.__init__)} "
+        "is a signature StaticHFModel does not know; use HFModel instead"
+    )
 
 
 class StaticSession(Session):
@@ -84,7 +87,7 @@ class StaticSession(Session):
     needs them), so a draft loop that samples on the GPU does not synchronise per token.
     """
 
-    def __init__(self, model: "StaticHFModel", prompt_ids, cache):
+    def __init__(self, model: StaticHFModel, prompt_ids, cache):
         self.model = model
         self.cache = cache
         self.next_logits = None
@@ -98,20 +101,24 @@ class StaticSession(Session):
             low, high = int(x.min()), int(x.max())
             if low < 0 or high >= model.n_embeddings:
                 bad = low if low < 0 else high
-                raise ValueError(f"token id {bad} is outside {model.name}'s embedding table of "
-                                 f"{model.n_embeddings} rows")
+                raise ValueError(
+                    f"token id {bad} is outside {model.name}'s embedding table of {model.n_embeddings} rows"
+                )
         try:
             self._read(x, host_ids, prefill=True)
         except (TypeError, AttributeError, IndexError) as e:
-            raise RuntimeError(f"transformers {transformers_version()}: {type(model.model).__name__} could not "
-                               f"run with a StaticCache ({e}); use HFModel instead") from e
+            raise RuntimeError(
+                f"transformers {transformers_version()}: {type(model.model).__name__} could not "
+                f"run with a StaticCache ({e}); use HFModel instead"
+            ) from e
         # the cache must have grown by the prompt: a model that ignores it (an older model class, an unknown
         # keyword) leaves it empty. 4.x counts occupied slots, which may include padding beyond the position.
         seen = int(cache.get_seq_length())
         if seen < self._length or (seen != self._length and model.rollback_by != "cache_position"):
             raise RuntimeError(
                 f"transformers {transformers_version()}: after reading {self._length} prompt tokens the StaticCache "
-                f"of {type(model.model).__name__} holds {seen}, so the model did not use it; use HFModel instead")
+                f"of {type(model.model).__name__} holds {seen}, so the model did not use it; use HFModel instead"
+            )
 
     @property
     def length(self) -> int:
@@ -132,8 +139,9 @@ class StaticSession(Session):
         m = self.model
         if isinstance(ids, torch.Tensor):
             if ids.ndim != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
-                raise TypeError(f"feed takes a 1-D integer tensor of token ids, got {ids.dtype} of shape "
-                                f"{tuple(ids.shape)}")
+                raise TypeError(
+                    f"feed takes a 1-D integer tensor of token ids, got {ids.dtype} of shape {tuple(ids.shape)}"
+                )
             with torch.inference_mode():  # a fresh inference tensor: compiled code guards on the kind of tensor
                 return ids.to(device=m.device, dtype=torch.long).reshape(1, -1).clone(), None
         out = []
@@ -163,8 +171,10 @@ class StaticSession(Session):
         if k == 0:
             return torch.zeros((0, m.vocab_size), device=m.device)
         if self._length + k > m.max_length:
-            raise ValueError(f"{m.name}: reading {k} more tokens after {self._length} overflows its static cache of "
-                             f"{m.max_length} tokens (max_length)")
+            raise ValueError(
+                f"{m.name}: reading {k} more tokens after {self._length} overflows its static cache of "
+                f"{m.max_length} tokens (max_length)"
+            )
         rows = m.forward_at(self.cache, x, self._length, eager=prefill)
         if host_ids is None:
             self._pending.append(x[0])
@@ -198,7 +208,7 @@ class StaticSession(Session):
     def _rewind(self, n_drop: int) -> None:
         self.model.rewind(self.cache, n_drop)
         self._length -= n_drop
-        del self.tokens[self._length:]
+        del self.tokens[self._length :]
 
 
 class StaticHFModel(LanguageModel):
@@ -217,8 +227,16 @@ class StaticHFModel(LanguageModel):
     Compiling raises torch._dynamo's recompile limit where needed (see `_reserve_compiled_graphs`).
     """
 
-    def __init__(self, model, name: str, vocab_size: int | None = None, max_length: int | None = None,
-                 compile: bool = False, verify_bucket=None, compile_mode: str | None = None):
+    def __init__(
+        self,
+        model,
+        name: str,
+        vocab_size: int | None = None,
+        max_length: int | None = None,
+        compile: bool = False,
+        verify_bucket=None,
+        compile_mode: str | None = None,
+    ):
         self.model = model.eval()
         self.name = name
         self.device = next(model.parameters()).device
@@ -237,19 +255,26 @@ class StaticHFModel(LanguageModel):
             raise ValueError(f"max_length {max_length} exceeds {name}'s context of {context} positions")
         self.max_length = int(max_length)
         self.max_positions = self.max_length
-        sizes = () if verify_bucket is None else (
-            tuple(verify_bucket) if isinstance(verify_bucket, (tuple, list)) else (verify_bucket,))
+        sizes = (
+            ()
+            if verify_bucket is None
+            else (tuple(verify_bucket) if isinstance(verify_bucket, (tuple, list)) else (verify_bucket,))
+        )
         if not all(isinstance(b, int) and not isinstance(b, bool) and 2 <= b <= max_length for b in sizes) or (
-                verify_bucket is not None and not sizes):
-            raise ValueError(f"verify_bucket must be an integer in [2, max_length] or a tuple of them, "
-                             f"got {verify_bucket!r}")
+            verify_bucket is not None and not sizes
+        ):
+            raise ValueError(
+                f"verify_bucket must be an integer in [2, max_length] or a tuple of them, got {verify_bucket!r}"
+            )
         self.buckets = tuple(sorted(set(sizes)))  # chunk lengths > 1 that run compiled, padded up to one of these
         self.verify_bucket = verify_bucket
 
         params = inspect.signature(model.forward).parameters
         if "cache" not in params and "past_key_values" not in params:
-            raise RuntimeError(f"transformers {transformers_version()}: {type(model).__name__}.forward takes neither "
-                               "`cache` nor `past_key_values`; StaticHFModel cannot pass it a cache")
+            raise RuntimeError(
+                f"transformers {transformers_version()}: {type(model).__name__}.forward takes neither "
+                "`cache` nor `past_key_values`; StaticHFModel cannot pass it a cache"
+            )
         self._cache_kw = cache_keyword(model)
         skip_padding_check(model)  # no per-forward read of the ids back to the host
         # How a rollback reaches the cache (decided from the installed transformers, see the module docstring):
@@ -266,11 +291,15 @@ class StaticHFModel(LanguageModel):
         elif layers and all(isinstance(getattr(layer, "cumulative_length", None), torch.Tensor) for layer in layers):
             self.rollback_by = "cumulative_length"
         else:
-            raise RuntimeError(f"transformers {transformers_version()}: the forward takes no cache_position and the "
-                               "StaticCache cannot be moved back, so a session cannot roll back; use HFModel instead")
+            raise RuntimeError(
+                f"transformers {transformers_version()}: the forward takes no cache_position and the "
+                "StaticCache cannot be moved back, so a session cannot roll back; use HFModel instead"
+            )
         if any(getattr(probe, "is_sliding", None) or []):
-            raise ValueError(f"{name} has sliding-window layers, whose static cache cannot roll back past the window; "
-                             "use HFModel instead")
+            raise ValueError(
+                f"{name} has sliding-window layers, whose static cache cannot roll back past the window; "
+                "use HFModel instead"
+            )
         self._free_caches: list = []  # caches of finished sessions, reused (keeps CUDA-graph addresses stable)
 
         self.compile_mode = None
@@ -281,8 +310,11 @@ class StaticHFModel(LanguageModel):
             _reserve_compiled_graphs(2 * (1 + len(self.buckets)))  # room for two thread counts
         elif verify_bucket is not None:
             raise ValueError("verify_bucket only applies with compile=True")
-        self._uses_cudagraphs = (self._compiled is not None and self.device.type == "cuda"
-                                 and self.compile_mode in ("reduce-overhead", "max-autotune"))
+        self._uses_cudagraphs = (
+            self._compiled is not None
+            and self.device.type == "cuda"
+            and self.compile_mode in ("reduce-overhead", "max-autotune")
+        )
 
     @property
     def compiled(self) -> bool:
@@ -293,7 +325,7 @@ class StaticHFModel(LanguageModel):
         """A session that has read `prompt_ids`, on a pooled cache (back to the pool when the session is dropped)."""
         cache = self._free_caches.pop() if self._free_caches else None
         with torch.inference_mode():  # all cache tensors are inference tensors, whoever calls (compiled code guards
-            if cache is None:         # on the kind of tensor, and in-place updates need one kind)
+            if cache is None:  # on the kind of tensor, and in-place updates need one kind)
                 cache = _new_static_cache(self.model.config, self.max_length, self.device, self.dtype)
             else:
                 cache.reset()

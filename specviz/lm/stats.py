@@ -47,27 +47,37 @@ class SpecStats:
     expected_tokens_per_step: float  # theory at the measured α
 
     def __repr__(self) -> str:
-        return (f"SpecStats(γ={self.gamma}, {self.steps} verify steps, acceptance rate {self.acceptance_rate:.3f}, "
-                f"mean acceptance length {self.mean_acceptance_length:.2f}, α={self.alpha:.3f}, "
-                f"{self.tokens_per_second:.1f} tokens/s)")
+        return (
+            f"SpecStats(γ={self.gamma}, {self.steps} verify steps, acceptance rate {self.acceptance_rate:.3f}, "
+            f"mean acceptance length {self.mean_acceptance_length:.2f}, α={self.alpha:.3f}, "
+            f"{self.tokens_per_second:.1f} tokens/s)"
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready figures, named as vLLM names them (arrays as lists, NaN as None)."""
+
         def num(v):
             v = float(v)
             return v if np.isfinite(v) else None
 
-        return {"gamma": self.gamma, "verify_steps": self.steps, "drafted_tokens": self.drafted,
-                "accepted_tokens": self.accepted, "generated_tokens": self.generated,
-                "acceptance_rate": num(self.acceptance_rate),
-                "mean_acceptance_length": num(self.mean_acceptance_length),
-                "per_position_acceptance": [num(v) for v in self.per_position],
-                "per_position_acceptance_conditional": [num(v) for v in self.per_position_conditional],
-                "accepted_length_histogram": [int(v) for v in self.accepted_hist],
-                "alpha": num(self.alpha), "seconds": num(self.seconds),
-                "tokens_per_second": num(self.tokens_per_second),
-                "draft_token_seconds": num(self.draft_token_s), "verify_step_seconds": num(self.verify_step_s),
-                "expected_tokens_per_step": num(self.expected_tokens_per_step)}
+        return {
+            "gamma": self.gamma,
+            "verify_steps": self.steps,
+            "drafted_tokens": self.drafted,
+            "accepted_tokens": self.accepted,
+            "generated_tokens": self.generated,
+            "acceptance_rate": num(self.acceptance_rate),
+            "mean_acceptance_length": num(self.mean_acceptance_length),
+            "per_position_acceptance": [num(v) for v in self.per_position],
+            "per_position_acceptance_conditional": [num(v) for v in self.per_position_conditional],
+            "accepted_length_histogram": [int(v) for v in self.accepted_hist],
+            "alpha": num(self.alpha),
+            "seconds": num(self.seconds),
+            "tokens_per_second": num(self.tokens_per_second),
+            "draft_token_seconds": num(self.draft_token_s),
+            "verify_step_seconds": num(self.verify_step_s),
+            "expected_tokens_per_step": num(self.expected_tokens_per_step),
+        }
 
     def _repr_html_(self) -> str:
         d = self.to_dict()
@@ -79,15 +89,19 @@ class SpecStats:
                 return ", ".join(fmt(x) for x in v)
             return f"{v:.3g}" if isinstance(v, float) else str(v)
 
-        rows = [("γ", d["gamma"]), ("verify steps", d["verify_steps"]),
-                ("acceptance rate (accepted / drafted)", d["acceptance_rate"]),
-                ("mean acceptance length (tokens per step)", d["mean_acceptance_length"]),
-                ("α = E[Σ min(p, q)]", d["alpha"]),
-                ("per-position acceptance", d["per_position_acceptance"]),
-                ("accepted-length histogram (k = 0..γ)", d["accepted_length_histogram"]),
-                ("tokens/s", d["tokens_per_second"])]
-        body = "".join(f"<tr><td style='text-align:left'>{k}</td><td style='text-align:left'>{fmt(v)}</td></tr>"
-                       for k, v in rows)
+        rows = [
+            ("γ", d["gamma"]),
+            ("verify steps", d["verify_steps"]),
+            ("acceptance rate (accepted / drafted)", d["acceptance_rate"]),
+            ("mean acceptance length (tokens per step)", d["mean_acceptance_length"]),
+            ("α = E[Σ min(p, q)]", d["alpha"]),
+            ("per-position acceptance", d["per_position_acceptance"]),
+            ("accepted-length histogram (k = 0..γ)", d["accepted_length_histogram"]),
+            ("tokens/s", d["tokens_per_second"]),
+        ]
+        body = "".join(
+            f"<tr><td style='text-align:left'>{k}</td><td style='text-align:left'>{fmt(v)}</td></tr>" for k, v in rows
+        )
         return f"<table><thead><tr><th>statistic</th><th>value</th></tr></thead><tbody>{body}</tbody></table>"
 
     def bound(self, c: float) -> float:
@@ -96,8 +110,9 @@ class SpecStats:
 
     def predicted_speedup(self, target_token_s: float) -> float:
         """Cost-model speedup from measured draft-token and verify-step times."""
-        return cost_model_speedup(min(self.alpha, 1.0), self.gamma, self.draft_token_s, self.verify_step_s,
-                                  target_token_s)
+        return cost_model_speedup(
+            min(self.alpha, 1.0), self.gamma, self.draft_token_s, self.verify_step_s, target_token_s
+        )
 
     def suggested_gamma(self, target_token_s: float, max_gamma: int = 16) -> int:
         """γ maximising the cost-model speedup, assuming a verify step costs like now."""
@@ -133,11 +148,20 @@ def spec_stats(results) -> SpecStats:
     theory = (accepted_length_dist(min(alpha, 1.0), gamma) * len(full)) if gamma and alphas else np.zeros(gamma + 1)
     n_draft = sum(s.gamma for s in steps)
     return SpecStats(
-        gamma=gamma, steps=len(steps), drafted=drafted, accepted=accepted, generated=generated,
+        gamma=gamma,
+        steps=len(steps),
+        drafted=drafted,
+        accepted=accepted,
+        generated=generated,
         acceptance_rate=accepted / drafted if drafted else float("nan"),
         mean_acceptance_length=(sum(s.n_emitted for s in steps) / len(steps)) if steps else float("nan"),
-        per_position=per_pos, per_position_conditional=cond, accepted_hist=hist, accepted_hist_theory=theory,
-        alpha=alpha, seconds=seconds, tokens_per_second=generated / seconds if seconds > 0 else float("nan"),
+        per_position=per_pos,
+        per_position_conditional=cond,
+        accepted_hist=hist,
+        accepted_hist_theory=theory,
+        alpha=alpha,
+        seconds=seconds,
+        tokens_per_second=generated / seconds if seconds > 0 else float("nan"),
         draft_token_s=(sum(s.draft_s for s in steps) / n_draft) if n_draft else float("nan"),
         verify_step_s=(sum(s.verify_s for s in steps) / len(steps)) if steps else float("nan"),
         expected_tokens_per_step=expected_tokens(min(alpha, 1.0), gamma) if alphas else float("nan"),
