@@ -28,7 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
+try:
+    import torch
+except ImportError as e:  # the light install has no torch
+    raise ImportError("specviz.numerics simulates low precision with torch: pip install 'specviz[lm]'") from e
 
 from .standardize import _as_logits
 
