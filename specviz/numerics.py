@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 try:
     import torch
 except ImportError as e:  # the light install has no torch
