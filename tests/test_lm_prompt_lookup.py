@@ -4,10 +4,9 @@ import doctest
 import itertools
 import random
 
-import numpy as np
 import pytest
 import torch
-from scipy import stats
+from stats_helpers import chi_square_pvalue
 
 import specviz.lm.prompt_lookup as prompt_lookup
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
@@ -149,19 +148,10 @@ def _exact_sequence_probs(target: NGramModel, prompt) -> dict:
 
 
 def _chi_square_p(counts: dict, probs: dict, n: int) -> float:
-    """Chi-square goodness-of-fit p-value; cells expecting fewer than 5 samples are pooled."""
-    obs, exp, pool_o, pool_e = [], [], 0, 0.0
-    for cell, p in probs.items():
-        if n * p < 5:
-            pool_o, pool_e = pool_o + counts.get(cell, 0), pool_e + n * p
-        else:
-            obs.append(counts.get(cell, 0))
-            exp.append(n * p)
-    if pool_e > 0:
-        obs.append(pool_o)
-        exp.append(pool_e)
-    exp = np.array(exp) * (sum(obs) / sum(exp))
-    return float(stats.chisquare(obs, exp).pvalue)
+    """Chi-square p-value of the sampled continuations against their exact probabilities (n runs)."""
+    cells = list(probs)
+    assert sum(counts.values()) == n and set(counts) <= set(cells)
+    return chi_square_pvalue([counts.get(c, 0) for c in cells], [probs[c] for c in cells])
 
 
 def _sample(pair, engine, prompt, n_runs):
