@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .rules import Rule
-from .sampling import _check_n, make_rng, spec_sample
+from .sampling import check_sample_count, make_rng, spec_sample
 from .validate import as_pair
 
 DEFAULT_ALPHA = 1e-3
@@ -94,7 +94,7 @@ def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> Au
     """
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
-    n = _check_n(n)
+    n = check_sample_count(n)
     if n == 0:
         raise ValueError("n must be >= 1 to audit anything")
     if not 0 < alpha < 1:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
-from .sampling import _check_n, make_rng
+from .sampling import check_sample_count, make_rng
 from .validate import as_dist
 
 
@@ -106,7 +106,7 @@ def spec_chain_sample(pair: MarkovPair, length: int, gamma: int, n: int, seed=No
     `bonus=False` drops the extra target token after a fully accepted round (a known
     bug that is still lossless but slower; kept for teaching).
     """
-    n, L = _check_n(n), _check_n(length)
+    n, L = check_sample_count(n), check_sample_count(length)
     if int(gamma) != gamma or gamma < 1:
         raise ValueError(f"gamma must be an integer >= 1, got {gamma!r}")
     rng = make_rng(seed)
@@ -159,7 +159,7 @@ def spec_chain_sample(pair: MarkovPair, length: int, gamma: int, n: int, seed=No
 
 def ar_chain_sample(table: np.ndarray, length: int, n: int, seed=None) -> np.ndarray:
     """(n, L) sequences by plain autoregressive sampling from a (V + 1, V) table."""
-    n, L = _check_n(n), _check_n(length)
+    n, L = check_sample_count(n), check_sample_count(length)
     rng = make_rng(seed)
     V = table.shape[1]
     seq = np.empty((n, L), dtype=np.int64)

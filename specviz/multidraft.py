@@ -29,9 +29,6 @@ def check_draft_count(k) -> int:
     return int(k)
 
 
-_check_k = check_draft_count  # old name, until sampling.py imports the public one
-
-
 def _residual_step(R, q):
     """(R - q)+ normalised, and its mass Z (= P(reject) against R); R itself when Z = 0."""
     r = positive_part(R - q)

@@ -34,7 +34,7 @@ try:
 except ImportError as e:  # the light install has no torch
     raise ImportError("specviz.numerics simulates low precision with torch: pip install 'specviz[lm]'") from e
 
-from .standardize import _as_logits
+from .standardize import as_logits
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
@@ -81,7 +81,7 @@ def softmax_in(logits, dtype="float32", temperature=1.0) -> torch.Tensor:
     """
     if not (temperature > 0) or not np.isfinite(temperature):
         raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-    z = torch.as_tensor(_as_logits(logits), dtype=torch.float64)
+    z = torch.as_tensor(as_logits(logits), dtype=torch.float64)
     dt = torch_dtype(dtype)
     z = z.to(dt)
     if temperature != 1.0:
@@ -137,8 +137,8 @@ def precision_report(
     `draft_dtype` (default: the same dtype as the row) lets the draft run in another
     precision (e.g. a bf16 target verified against an fp32 draft's q).
     """
-    t = _as_logits(target_logits)
-    d = _as_logits(draft_logits)
+    t = as_logits(target_logits)
+    d = as_logits(draft_logits)
     if t.shape != d.shape:
         raise ValueError(f"target and draft logits have different lengths ({t.size} vs {d.size})")
     if not dtypes:

@@ -37,7 +37,8 @@ class Sampling:
             raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
 
 
-def _as_logits(logits) -> np.ndarray:
+def as_logits(logits) -> np.ndarray:
+    """(V,) float64 logits from any array or tensor; ValueError for NaN, +inf, all -inf, or not 1-D."""
     if hasattr(logits, "detach"):
         logits = logits.detach().cpu().double().numpy()
     arr = np.asarray(logits, dtype=np.float64)
@@ -59,7 +60,7 @@ def standardize(logits, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
     top-p keeps the smallest set of most likely tokens whose mass reaches top_p.
     """
     s = Sampling(temperature, top_k, top_p)
-    z = _as_logits(logits)
+    z = as_logits(logits)
     if s.temperature == 0:
         out = np.zeros_like(z)
         out[int(np.argmax(z))] = 1.0

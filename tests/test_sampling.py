@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import specviz as sv
+from specviz.sampling import categorical
 
 P, Q = np.array(sv.TUTORIAL_P), np.array(sv.TUTORIAL_Q)
 ALPHA = 1e-4
@@ -35,8 +36,17 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("rule,params", [("lossless", {}), ("resample_target", {}), ("abs_residual", {}),
-                                         ("lenient", {"l": 0.6}), ("typical", {}), ("token_match", {})])
+@pytest.mark.parametrize(
+    "rule,params",
+    [
+        ("lossless", {}),
+        ("resample_target", {}),
+        ("abs_residual", {}),
+        ("lenient", {"l": 0.6}),
+        ("typical", {}),
+        ("token_match", {}),
+    ],
+)
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_spec_sample_matches_exact_output(rule, params, case):
     p, q = CASES[case]
@@ -69,8 +79,10 @@ def test_seeded_runs_are_bit_identical_and_seeds_differ():
     for field in ("tokens", "accepted", "drafts"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     assert not np.array_equal(a.tokens, c.tokens)
-    np.testing.assert_array_equal(sv.spec_sample(P, Q, 100, seed=np.random.default_rng(5)).tokens,
-                                  sv.spec_sample(P, Q, 100, seed=np.random.default_rng(5)).tokens)
+    np.testing.assert_array_equal(
+        sv.spec_sample(P, Q, 100, seed=np.random.default_rng(5)).tokens,
+        sv.spec_sample(P, Q, 100, seed=np.random.default_rng(5)).tokens,
+    )
 
 
 def test_spec_sample_bad_input():
@@ -173,31 +185,58 @@ def test_chain_seeded_determinism_and_bad_input():
         sv.MarkovPair(np.array([[1, 0], [0.5, 0.6], [0.5, 0.5]]), np.ones((3, 2)) / 2, ("a", "b"))
 
 
-# ------------------------------------------------------------------ torch
+# ------------------------------------------------------------------ categorical: faster, same draws
+# (the torch sampler's tests are in tests/test_torch_sampling.py)
 
 
-def test_torch_batch_sampler_matches_p():
-    torch = pytest.importorskip("torch")
-    B = 200_000
-    p = torch.tensor(np.array([P, [0.7, 0.2, 0.1]]), dtype=torch.float64).repeat(B // 2, 1)
-    q = torch.tensor(np.array([Q, [0.1, 0.2, 0.7]]), dtype=torch.float64).repeat(B // 2, 1)
-    out = sv.spec_sample_torch(p, q, generator=torch.Generator().manual_seed(0))
-    tok = out.tokens.numpy()
-    assert_fits(np.bincount(tok[0::2], minlength=3), P)
-    assert_fits(np.bincount(tok[1::2], minlength=3), [0.7, 0.2, 0.1])
-    acc = out.accepted.numpy()
-    assert acc[0::2].mean() == pytest.approx(0.8, abs=0.01)
-    assert acc[1::2].mean() == pytest.approx(0.4, abs=0.01)
+def searchsorted_categorical(p, n, rng):
+    """The reference inverse-CDF draw that `categorical` must reproduce bit for bit."""
+    cdf = np.cumsum(p)
+    u = rng.random(n)
+    u *= cdf[-1]
+    idx = np.searchsorted(cdf, u, side="right")
+    np.minimum(idx, int(np.flatnonzero(p)[-1]), out=idx)
+    return idx
 
 
-def test_torch_sampler_edge_cases():
-    torch = pytest.importorskip("torch")
-    p = torch.tensor(np.tile(P, (1000, 1)), dtype=torch.float32)
-    out = sv.spec_sample_torch(p, p.clone(), generator=torch.Generator().manual_seed(1))
-    assert out.accepted.all()  # q == p: never rejects, no NaN
-    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
-    assert torch.equal(sv.spec_sample_torch(p, p, generator=g1).tokens, sv.spec_sample_torch(p, p, generator=g2).tokens)
-    with pytest.raises(ValueError, match="row 0 sums to"):
-        sv.spec_sample_torch(torch.tensor([[0.5, 0.6]]), torch.tensor([[0.5, 0.5]]))
-    with pytest.raises(ValueError, match="same"):
-        sv.spec_sample_torch(torch.ones(2, 3) / 3, torch.ones(2, 4) / 4)
+def categorical_cases():
+    rng = np.random.default_rng(0)
+    cases = [
+        np.array([1.0]),
+        np.array([0.0, 0.0, 1.0, 0.0]),
+        np.array([1e-300, 1.0 - 1e-300]),
+        np.array([1.0 - 1e-16, 1e-16, 0.0, 0.0]),
+        np.r_[np.zeros(20), 1.0, np.zeros(20)],
+    ]
+    for V in (2, 3, 16, 17, 50, 1000, 20_000):
+        for conc in (0.01, 0.3, 1.0, 10.0):
+            p = rng.dirichlet(np.full(V, conc))
+            cases.append(p)
+            z = np.where(rng.random(V) < 0.5, 0.0, p)
+            if z.sum() > 0:
+                cases.append(z / z.sum())
+    tiny = np.full(1000, 1e-12)
+    tiny[500] = 1.0
+    cases.append(tiny / tiny.sum())
+    return cases
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 1024, 5000, 60_000])
+def test_categorical_draws_exactly_what_searchsorted_draws(n):
+    """Every path (comparison count, guide table, plain search) returns the reference's ids, same dtype."""
+    for case, p in enumerate(categorical_cases()):
+        a = searchsorted_categorical(p, n, np.random.default_rng(case))
+        b = categorical(p, n, np.random.default_rng(case))
+        assert a.dtype == b.dtype and np.array_equal(a, b), (case, p.size, n)
+
+
+def test_spec_sample_results_are_unchanged(monkeypatch):
+    """spec_sample with the faster categorical gives the reference draws, bit for bit, for every rule."""
+    p, q = [0.5, 0.3, 0.15, 0.05, 0.0], [0.1, 0.2, 0.3, 0.3, 0.1]
+    rules = [("lossless", {}), ("resample_target", {}), ("lenient", {"l": 0.6}), ("token_match", {})]
+    fast = [sv.spec_sample(p, q, 50_000, rule=r, seed=1, **kw) for r, kw in rules]
+    monkeypatch.setattr("specviz.sampling.categorical", searchsorted_categorical)
+    for (r, kw), s in zip(rules, fast):
+        ref = sv.spec_sample(p, q, 50_000, rule=r, seed=1, **kw)
+        for field in ("tokens", "accepted", "drafts"):
+            np.testing.assert_array_equal(getattr(s, field), getattr(ref, field))
