@@ -17,7 +17,7 @@ from .rules import Rule
 from .sampling import check_sample_count, make_rng, spec_sample
 from .validate import as_pair
 
-DEFAULT_ALPHA = 1e-3
+DEFAULT_SIGNIFICANCE = 1e-3  # the false-alarm rate of an audit (α in the tests; α is the acceptance rate elsewhere)
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class AuditReport:
     tv: float  # TV(empirical, p)
     explanation: str  # one line
     n: int
-    alpha: float  # significance level = false-alarm rate
+    significance: float  # significance level = false-alarm rate
     chi2: float
     dof: int
     impossible_tokens: np.ndarray  # token ids emitted although p(x) = 0
@@ -79,16 +79,16 @@ def _draw(sampler, p, q, n, seed, params):
     return tokens.astype(np.int64)
 
 
-def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> AuditReport:
+def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, **params) -> AuditReport:
     """Check that `sampler` emits tokens distributed exactly as the target p.
 
     `sampler` is a rule name ("lossless", "resample_target", ...) or your own function
     `sampler(p, q, n, rng) -> (n,) token ids`. The test is Pearson's chi-square
     goodness of fit against p (cells with expected count < 5 pooled); the audit fails
-    when its p-value is below `alpha`, or at once when a token with p(x) = 0 or an id
+    when its p-value is below `significance`, or at once when a token with p(x) = 0 or an id
     outside the vocabulary is emitted.
 
-    False-alarm rate: a correct (lossless) sampler fails with probability `alpha`
+    False-alarm rate: a correct (lossless) sampler fails with probability `significance`
     (default 1e-3, i.e. one run in a thousand), up to the chi-square approximation.
     With a fixed `seed` the verdict is reproducible.
     """
@@ -97,8 +97,10 @@ def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> Au
     n = check_sample_count(n)
     if n == 0:
         raise ValueError("n must be >= 1 to audit anything")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha (false-alarm rate) must be in (0, 1), got {alpha}")
+    if "alpha" in params:
+        raise TypeError("audit's false-alarm rate is now called `significance=` (alpha means the acceptance rate)")
+    if not 0 < significance < 1:
+        raise ValueError(f"significance (false-alarm rate) must be in (0, 1), got {significance}")
     tokens = _draw(sampler, p, q, n, seed, params)
     V = p.size
     outside = tokens[(tokens < 0) | (tokens >= V)]
@@ -124,14 +126,14 @@ def audit(sampler, p, q, n=100_000, seed=0, alpha=DEFAULT_ALPHA, **params) -> Au
             f"token {x} was emitted {int(counts[x])} times although p({x}) = 0: "
             "the output cannot be the target distribution"
         )
-    elif pval < alpha:
+    elif pval < significance:
         passed = False
         worst = int(np.argmax(np.abs(empirical - p)))
         why = (
-            f"output differs from p (chi-square p-value {pval:.2g} < {alpha:g}, TV {tv:.4f}); "
+            f"output differs from p (chi-square p-value {pval:.2g} < {significance:g}, TV {tv:.4f}); "
             f"largest gap at token {worst}: {empirical[worst]:.4f} vs p = {p[worst]:.4f}"
         )
     else:
         passed = True
-        why = f"consistent with p (chi-square p-value {pval:.3g} >= {alpha:g}, TV {tv:.4f} over {n} samples)"
-    return AuditReport(passed, pval, empirical, tv, why, n, alpha, chi2, dof, impossible, p)
+        why = f"consistent with p (chi-square p-value {pval:.3g} >= {significance:g}, TV {tv:.4f} over {n} samples)"
+    return AuditReport(passed, pval, empirical, tv, why, n, significance, chi2, dof, impossible, p)

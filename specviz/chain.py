@@ -69,7 +69,7 @@ def tutorial_pair() -> MarkovPair:
     return MarkovPair(P, Q, TUTORIAL_VOCAB)
 
 
-def random_pair(V: int, seed=None, concentration: float = 1.0) -> MarkovPair:
+def random_pair(V: int, seed: int | np.random.Generator | None = None, concentration: float = 1.0) -> MarkovPair:
     """A random Markov pair (Dirichlet rows); lower concentration = peakier, more zeros."""
     rng = make_rng(seed)
     P = rng.dirichlet(np.full(V, concentration), size=V + 1)
@@ -100,7 +100,9 @@ class ChainSample:
         return float(np.mean(self.accepted_per_step + 1))
 
 
-def spec_chain_sample(pair: MarkovPair, length: int, gamma: int, n: int, seed=None, bonus: bool = True) -> ChainSample:
+def spec_chain_sample(
+    pair: MarkovPair, length: int, gamma: int, n: int, seed: int | np.random.Generator | None = None, bonus: bool = True
+) -> ChainSample:
     """n sequences of `length` tokens by γ-step speculative decoding (vectorised over sequences).
 
     `bonus=False` drops the extra target token after a fully accepted round (a known
@@ -157,7 +159,9 @@ def spec_chain_sample(pair: MarkovPair, length: int, gamma: int, n: int, seed=No
     return ChainSample(seq[:, :L], acc, steps, int(gamma))
 
 
-def ar_chain_sample(table: np.ndarray, length: int, n: int, seed=None) -> np.ndarray:
+def ar_chain_sample(
+    table: np.ndarray, length: int, n: int, seed: int | np.random.Generator | None = None
+) -> np.ndarray:
     """(n, L) sequences by plain autoregressive sampling from a (V + 1, V) table."""
     n, L = check_sample_count(n), check_sample_count(length)
     rng = make_rng(seed)

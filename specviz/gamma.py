@@ -23,7 +23,7 @@ def _check_gamma(gamma) -> int:
     return g
 
 
-def expected_tokens(alpha, gamma):
+def expected_tokens(alpha: float, gamma: int) -> float:
     """E[tokens per verify step] = (1 - α^(γ+1)) / (1 - α); γ + 1 at α = 1."""
     alpha = check_prob(alpha, "alpha") if not hasattr(alpha, "__len__") else alpha
     gamma = _check_gamma(gamma)
@@ -32,21 +32,21 @@ def expected_tokens(alpha, gamma):
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
-def speedup(alpha, gamma, c):
+def speedup(alpha: float, gamma: int, c: float) -> float:
     """Expected wall-time speedup expected_tokens / (γ c + 1), c = draft/target step cost."""
     if not c >= 0:
         raise ValueError(f"cost ratio c must be >= 0, got {c!r}")
     return expected_tokens(alpha, gamma) / (_check_gamma(gamma) * c + 1)
 
 
-def best_gamma(alpha, c, max_gamma: int = 64) -> int:
+def best_gamma(alpha: float, c: float, max_gamma: int = 64) -> int:
     """The γ in 0..max_gamma that maximises speedup(α, γ, c) (γ = 0 means: don't speculate)."""
     gammas = np.arange(max_gamma + 1)
     values = [speedup(alpha, int(g), c) for g in gammas]
     return int(gammas[int(np.argmax(values))])
 
 
-def accepted_length_dist(alpha, gamma) -> np.ndarray:
+def accepted_length_dist(alpha: float, gamma: int) -> np.ndarray:
     """(γ+1,) P(k drafts accepted in one step), k = 0..γ: α^k (1-α) for k < γ, α^γ for k = γ.
 
     >>> accepted_length_dist(0.5, 2)
@@ -60,6 +60,8 @@ def accepted_length_dist(alpha, gamma) -> np.ndarray:
     return out
 
 
-def cost_model_speedup(alpha, gamma, draft_step_s, verify_step_s, target_step_s):
+def cost_model_speedup(
+    alpha: float, gamma: int, draft_step_s: float, verify_step_s: float, target_step_s: float
+) -> float:
     """Predicted speedup from measured times: tokens/step * target_step / (γ draft + verify)."""
     return expected_tokens(alpha, gamma) * target_step_s / (_check_gamma(gamma) * draft_step_s + verify_step_s)

@@ -1,4 +1,4 @@
-"""Multi-draft verification (SpecInfer-style): k i.i.d. drafts from q checked in turn.
+"""Multi-draft verification (SpecInfer-style): n_drafts i.i.d. drafts from q checked in turn.
 
 Lossless rule: R := p; for each draft x_i accept with min(1, R(x_i)/q(x_i)); on
 rejection R := (R - q)+ / Z and go on; if every draft is rejected, sample from R.
@@ -22,11 +22,11 @@ from .theory import positive_part
 from .validate import as_pair, is_exact
 
 
-def check_draft_count(k) -> int:
-    """k as an int, the number of drafts (ValueError unless a whole number >= 1)."""
-    if int(k) != k or k < 1:
-        raise ValueError(f"k (number of drafts) must be an integer >= 1, got {k!r}")
-    return int(k)
+def check_draft_count(n_drafts) -> int:
+    """n_drafts as an int (ValueError unless a whole number >= 1)."""
+    if int(n_drafts) != n_drafts or n_drafts < 1:
+        raise ValueError(f"n_drafts (number of drafts) must be an integer >= 1, got {n_drafts!r}")
+    return int(n_drafts)
 
 
 def _residual_step(R, q):
@@ -36,14 +36,14 @@ def _residual_step(R, q):
     return (r / z if z > 0 else R), z
 
 
-def multi_draft_stages(p, q, k, update_residual=True):
+def multi_draft_stages(p, q, n_drafts, update_residual=True):
     """Per stage i: (R_i, P(reach stage i)); the last entry is the fallback distribution."""
     p, q = as_pair(p, q)
-    k = check_draft_count(k)
+    n_drafts = check_draft_count(n_drafts)
     R, reach = p, (Fraction(1) if is_exact(p) else 1.0)
     stages = []
     fallback, _ = _residual_step(p, q)
-    for _ in range(k):
+    for _ in range(n_drafts):
         stages.append((R, reach))
         nxt, z = _residual_step(R, q)
         reach = reach * z if update_residual else reach * (1 - np.minimum(p, q).sum())
@@ -52,17 +52,17 @@ def multi_draft_stages(p, q, k, update_residual=True):
     return stages
 
 
-def multi_draft_output_dist(p, q, k, update_residual=True) -> np.ndarray:
-    """Exact P(output = x) with k drafts; equals p when update_residual=True."""
+def multi_draft_output_dist(p, q, n_drafts, update_residual=True) -> np.ndarray:
+    """Exact P(output = x) with n_drafts drafts; equals p when update_residual=True."""
     p, q = as_pair(p, q)
-    stages = multi_draft_stages(p, q, k, update_residual)
+    stages = multi_draft_stages(p, q, n_drafts, update_residual)
     out = sum(reach * np.minimum(R, q) for R, reach in stages[:-1])
     R_last, reach_last = stages[-1]
     return out + reach_last * R_last
 
 
-def multi_draft_acceptance_rate(p, q, k, update_residual=True):
-    """P(some draft is accepted) = 1 - P(all k rejected)."""
-    reach = multi_draft_stages(p, q, k, update_residual)[-1][1]
+def multi_draft_acceptance_rate(p, q, n_drafts, update_residual=True):
+    """P(some draft is accepted) = 1 - P(all n_drafts rejected)."""
+    reach = multi_draft_stages(p, q, n_drafts, update_residual)[-1][1]
     out = 1 - reach
     return out if isinstance(out, Fraction) else float(out)

@@ -18,11 +18,12 @@ replacement (it depends on the drafted token), so it overrides `reject_joint` an
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .theory import Joint, acceptance_prob, resample_dist, safe_ratio
 from .validate import as_pair, is_exact
@@ -50,12 +51,20 @@ class Rule:
             raise ValueError(f"rule {self.name!r} got unknown parameter(s) {sorted(unknown)}; allowed: {allowed}")
         return {**self.defaults, **given}
 
-    def reject_joint(self, p, q, a, **params) -> np.ndarray:
+    def reject_joint(self, p: np.ndarray, q: np.ndarray, a: np.ndarray, **params: float) -> np.ndarray:
         """(V,) P(output = y and reject)."""
         p_reject = (q * (_one(p) - a)).sum()
         return p_reject * self.resample(p, q, **params)
 
-    def sample_rejected(self, p, q, drafts, rng, categorical, **params) -> np.ndarray:
+    def sample_rejected(
+        self,
+        p: np.ndarray,
+        q: np.ndarray,
+        drafts: np.ndarray,
+        rng: np.random.Generator,
+        categorical: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
+        **params: float,
+    ) -> np.ndarray:
         """Replacement tokens for the rejected `drafts` (same length)."""
         return categorical(self.resample(p, q, **params).astype(np.float64), len(drafts), rng)
 
@@ -63,11 +72,19 @@ class Rule:
 class TokenMatchRule(Rule):
     """Draw y ~ p; keep the draft x iff y == x, else emit y (exact; accepts sum p*q)."""
 
-    def reject_joint(self, p, q, a, **params):
+    def reject_joint(self, p: np.ndarray, q: np.ndarray, a: np.ndarray, **params: float) -> np.ndarray:
         # P(y and reject) = sum_{x != y} q(x) p(y) = p(y) (1 - q(y))
         return p * (_one(p) - q)
 
-    def sample_rejected(self, p, q, drafts, rng, categorical, **params):
+    def sample_rejected(
+        self,
+        p: np.ndarray,
+        q: np.ndarray,
+        drafts: np.ndarray,
+        rng: np.random.Generator,
+        categorical: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
+        **params: float,
+    ) -> np.ndarray:
         # y ~ p conditioned on y != x: rejection-sample, vectorised over the batch
         out = np.empty(len(drafts), dtype=np.int64)
         todo = np.arange(len(drafts))
@@ -162,7 +179,7 @@ register(
 )
 
 
-def get_rule(rule) -> Rule:
+def get_rule(rule: str | Rule) -> Rule:
     """Look up a rule by name (or pass a Rule through)."""
     if isinstance(rule, Rule):
         return rule
@@ -172,7 +189,7 @@ def get_rule(rule) -> Rule:
         raise ValueError(f"unknown rule {rule!r}; known rules: {', '.join(RULES)}") from None
 
 
-def rule_joint(p, q, rule="lossless", **params) -> Joint:
+def rule_joint(p: ArrayLike, q: ArrayLike, rule: str | Rule = "lossless", **params: float) -> Joint:
     """Exact P(out = x and accept), P(out = x and reject) for any rule."""
     p, q = as_pair(p, q)
     r = get_rule(rule)
@@ -185,7 +202,7 @@ def rule_joint(p, q, rule="lossless", **params) -> Joint:
     return Joint(accept=acc, reject=rej)
 
 
-def output_dist(p, q, rule="lossless", **params) -> np.ndarray:
+def output_dist(p: ArrayLike, q: ArrayLike, rule: str | Rule = "lossless", **params: float) -> np.ndarray:
     """Exact P(output = x) of one verification step under `rule`.
 
     >>> output_dist([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).round(12)
@@ -194,13 +211,15 @@ def output_dist(p, q, rule="lossless", **params) -> np.ndarray:
     return rule_joint(p, q, rule, **params).output
 
 
-def rule_acceptance_rate(p, q, rule="lossless", **params):
+def rule_acceptance_rate(
+    p: ArrayLike, q: ArrayLike, rule: str | Rule = "lossless", **params: float
+) -> float | Fraction:
     """P(the drafted token is kept) under `rule`."""
     total = rule_joint(p, q, rule, **params).p_accept
     return total if isinstance(total, Fraction) else float(total)
 
 
-def is_lossless(rule) -> bool:
+def is_lossless(rule: str | Rule) -> bool:
     """Whether `rule` preserves the target distribution for every p, q."""
     return get_rule(rule).lossless
 
@@ -216,7 +235,12 @@ class RuleReport:
     tv: float
 
 
-def compare_rules(p, q, rules=None, params=None) -> list[RuleReport]:
+def compare_rules(
+    p: ArrayLike,
+    q: ArrayLike,
+    rules: Sequence[str] | None = None,
+    params: dict[str, dict[str, float]] | None = None,
+) -> list[RuleReport]:
     """Exact output, acceptance and TV(output, p) for several rules side by side."""
     p, q = as_pair(p, q)
     params = params or {}
@@ -247,7 +271,7 @@ __all__ = [
 ]
 
 
-def joint(p, q) -> Joint:
+def joint(p: ArrayLike, q: ArrayLike) -> Joint:
     """The lossless rule's decomposition: accept part min(p, q), reject part (p - q)+.
 
     >>> j = joint([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])

@@ -166,15 +166,17 @@ class MultiDraftSample:
         return float((self.accepted_index >= 0).mean())
 
 
-def multi_draft_sample(p, q, n, k, update_residual=True, seed=None) -> MultiDraftSample:
-    """SpecInfer-style verification of k i.i.d. drafts from q, n times (loop over k only)."""
+def multi_draft_sample(p, q, n, n_drafts, update_residual=True, seed=None) -> MultiDraftSample:
+    """SpecInfer-style verification of n_drafts i.i.d. drafts from q, n times (loop over n_drafts only)."""
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
-    n, k = check_sample_count(n), check_draft_count(k)
+    n, n_drafts = check_sample_count(n), check_draft_count(n_drafts)
     rng = make_rng(seed)
-    stages = multi_draft_stages(p, q, k, update_residual)
-    drafts = np.stack([categorical(q, n, rng) for _ in range(k)], axis=1) if n else np.zeros((0, k), np.int64)
-    u = rng.random((n, k))
+    stages = multi_draft_stages(p, q, n_drafts, update_residual)
+    drafts = (
+        np.stack([categorical(q, n, rng) for _ in range(n_drafts)], axis=1) if n else np.zeros((0, n_drafts), np.int64)
+    )
+    u = rng.random((n, n_drafts))
     tokens = np.full(n, -1, dtype=np.int64)
     acc_idx = np.full(n, -1, dtype=np.int64)
     open_ = np.ones(n, dtype=bool)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .validate import as_dist
 
@@ -37,7 +38,7 @@ class Sampling:
             raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
 
 
-def as_logits(logits) -> np.ndarray:
+def as_logits(logits: ArrayLike) -> np.ndarray:
     """(V,) float64 logits from any array or tensor; ValueError for NaN, +inf, all -inf, or not 1-D."""
     if hasattr(logits, "detach"):
         logits = logits.detach().cpu().double().numpy()
@@ -53,7 +54,9 @@ def as_logits(logits) -> np.ndarray:
     return arr
 
 
-def standardize(logits, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+def standardize(
+    logits: ArrayLike, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> np.ndarray:
     """(V,) logits -> (V,) the distribution sampled from (temperature, then top-k, then top-p).
 
     temperature 0 is greedy: a one-hot at the first argmax, no division by zero.
@@ -84,12 +87,12 @@ def standardize(logits, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
     return prob
 
 
-def softmax(logits, temperature=1.0) -> np.ndarray:
+def softmax(logits: ArrayLike, temperature: float = 1.0) -> np.ndarray:
     """Plain softmax at a temperature (> 0)."""
     return standardize(logits, temperature=temperature)
 
 
-def verify_output_dist(p_ratio, q_ratio, q_sampled) -> np.ndarray:
+def verify_output_dist(p_ratio: ArrayLike, q_ratio: ArrayLike, q_sampled: ArrayLike) -> np.ndarray:
     """Exact output when drafts come from `q_sampled` but the ratio uses `p_ratio`/`q_ratio`.
 
     Lossless iff q_sampled == q_ratio; the output is then p_ratio (which must be the
@@ -121,8 +124,8 @@ class Mismatch:
 
 
 def mismatch_output_dist(
-    target_logits,
-    draft_logits,
+    target_logits: ArrayLike,
+    draft_logits: ArrayLike,
     intended: Sampling,
     target_used: Sampling | None = None,
     draft_sampled: Sampling | None = None,

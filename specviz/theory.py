@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .validate import as_dist, as_pair, is_exact
 
@@ -37,7 +38,7 @@ def positive_part(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
-def safe_ratio(num: np.ndarray, den: np.ndarray, where_zero) -> np.ndarray:
+def safe_ratio(num: np.ndarray, den: np.ndarray, where_zero: float) -> np.ndarray:
     """num / den elementwise, `where_zero` where den == 0 (no division by zero)."""
     if is_exact(num):
         return np.array([n / d if d != 0 else Fraction(where_zero) for n, d in zip(num, den)], dtype=object)
@@ -46,7 +47,7 @@ def safe_ratio(num: np.ndarray, den: np.ndarray, where_zero) -> np.ndarray:
     return out
 
 
-def overlap(p, q) -> np.ndarray:
+def overlap(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """min(p, q) per token: the mass both models agree on, P(x and accept).
 
     >>> overlap([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -56,7 +57,7 @@ def overlap(p, q) -> np.ndarray:
     return np.minimum(p, q)
 
 
-def residual(p, q) -> np.ndarray:
+def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """(p - q)+ per token, unnormalised: what the target wants beyond the draft.
 
     >>> residual([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).round(12)
@@ -66,7 +67,7 @@ def residual(p, q) -> np.ndarray:
     return positive_part(p - q)
 
 
-def acceptance_prob(p, q) -> np.ndarray:
+def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """a(x) = min(1, p(x) / q(x)), defined as 1 where q(x) = 0 (never drafted).
 
     >>> acceptance_prob([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -77,7 +78,7 @@ def acceptance_prob(p, q) -> np.ndarray:
     return np.minimum(ratio, Fraction(1) if is_exact(p) else 1.0)
 
 
-def acceptance_rate(p, q):
+def acceptance_rate(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     """P(accept) = sum_x min(p(x), q(x)) = 1 - TV(p, q).
 
     >>> round(acceptance_rate([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
@@ -87,7 +88,7 @@ def acceptance_rate(p, q):
     return total if isinstance(total, Fraction) else float(total)
 
 
-def tv_distance(p, q):
+def tv_distance(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     """Total variation distance 1/2 sum_x |p(x) - q(x)|.
 
     >>> round(tv_distance([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
@@ -98,13 +99,13 @@ def tv_distance(p, q):
     return total if isinstance(total, Fraction) else float(total)
 
 
-def rejection_mass(p, q):
+def rejection_mass(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     """Z = sum_x (p(x) - q(x))+ , which equals P(reject) = 1 - acceptance_rate."""
     total = residual(p, q).sum()
     return total if isinstance(total, Fraction) else float(total)
 
 
-def resample_dist(p, q) -> np.ndarray:
+def resample_dist(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """p'(x) = (p(x) - q(x))+ / Z, the distribution sampled after a rejection.
 
     When Z = 0 (p == q) rejection never happens; p is returned instead of 0/0.
@@ -133,12 +134,12 @@ class Joint:
         return self.accept + self.reject
 
     @property
-    def p_accept(self):
+    def p_accept(self) -> float | Fraction:
         """Total probability that the draft token is kept."""
         return self.accept.sum()
 
     @property
-    def p_reject(self):
+    def p_reject(self) -> float | Fraction:
         """Total probability of a rejection (equals Z for the lossless rule)."""
         return self.reject.sum()
 
@@ -146,7 +147,7 @@ class Joint:
 # ---------------------------------------------------------------- importance sampling
 
 
-def importance_weights(p, q) -> np.ndarray:
+def importance_weights(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """w(x) = p(x) / q(x), the importance weight of a draft sample x (0 where q(x) = 0).
 
     >>> importance_weights([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -156,7 +157,7 @@ def importance_weights(p, q) -> np.ndarray:
     return safe_ratio(p, q, where_zero=0)
 
 
-def importance_bias_mass(p, q):
+def importance_bias_mass(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     """Target mass on tokens the draft never proposes (q = 0, p > 0): IS cannot see it."""
     p, q = as_pair(p, q)
     m = p[q == 0].sum() if not is_exact(p) else sum((a for a, b in zip(p, q) if b == 0), Fraction(0))
@@ -166,7 +167,7 @@ def importance_bias_mass(p, q):
 # ---------------------------------------------------------------- rejection sampling
 
 
-def envelope_constant(p, q):
+def envelope_constant(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     """Smallest M with M * q >= p everywhere (max p/q); inf if q = 0 where p > 0.
 
     >>> round(envelope_constant([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]), 12)
@@ -182,7 +183,7 @@ def envelope_constant(p, q):
     return float(np.max(safe_ratio(p, q, where_zero=0)))
 
 
-def rejection_output_dist(p, q, M=None) -> np.ndarray:
+def rejection_output_dist(p: ArrayLike, q: ArrayLike, M: float | None = None) -> np.ndarray:
     """Output of classic rejection sampling (accept x ~ q w.p. min(1, p/(M q)), else retry).
 
     With M >= envelope_constant(p, q) it is exactly p, accepting 1/M per try; with a
@@ -197,7 +198,7 @@ def rejection_output_dist(p, q, M=None) -> np.ndarray:
     return kept / kept.sum()
 
 
-def rejection_acceptance(p, q, M=None):
+def rejection_acceptance(p: ArrayLike, q: ArrayLike, M: float | None = None) -> float | Fraction:
     """Per-try acceptance of classic rejection sampling: sum min(p, M q) / M (= 1/M when valid)."""
     p, q = as_pair(p, q)
     if M is None:
@@ -208,7 +209,7 @@ def rejection_acceptance(p, q, M=None):
     return total if isinstance(total, Fraction) else float(total)
 
 
-def entropy(p) -> float:
+def entropy(p: ArrayLike) -> float:
     """Shannon entropy in nats."""
     p = as_dist(p).astype(np.float64)
     nz = p[p > 0]

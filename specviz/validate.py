@@ -19,6 +19,7 @@ from fractions import Fraction
 from numbers import Rational
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 SUM_TOL = 1e-6
 
@@ -84,7 +85,7 @@ def _check_values(arr: np.ndarray, name: str, what: str = "entry") -> None:
         raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]:g} is negative: probabilities must be >= 0")
 
 
-def as_dist(p, name: str = "p") -> np.ndarray:
+def as_dist(p: ArrayLike, name: str = "p") -> np.ndarray:
     """Validate one probability vector; return it as a float64 (or exact Fraction) array.
 
     Accepts lists, tuples, numpy arrays and torch tensors. Raises ValueError naming the
@@ -103,7 +104,7 @@ def as_dist(p, name: str = "p") -> np.ndarray:
     return arr
 
 
-def as_pair(p, q, names=("p", "q")):
+def as_pair(p: ArrayLike, q: ArrayLike, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray]:
     """Validate target p and draft q over the same vocabulary; return both arrays.
 
     If one is exact (Fractions) and the other float, both become float.
@@ -120,7 +121,7 @@ def as_pair(p, q, names=("p", "q")):
     return p, q
 
 
-def normalize(weights, name: str = "weights") -> np.ndarray:
+def normalize(weights: ArrayLike, name: str = "weights") -> np.ndarray:
     """Non-negative weights -> a probability vector (weights / sum).
 
     >>> normalize([3, 1])
@@ -136,7 +137,7 @@ def normalize(weights, name: str = "weights") -> np.ndarray:
     return arr / total
 
 
-def check_prob(x, name: str) -> float:
+def check_prob(x: float, name: str) -> float:
     """Validate a scalar probability in [0, 1]."""
     v = float(x)
     if not (0.0 <= v <= 1.0):

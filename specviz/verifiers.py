@@ -33,7 +33,7 @@ def _verify(p, q, n, rng, *, draft=None, ratio=None, replacement=None):
     return out
 
 
-def correct_verifier(p, q, n, rng):
+def correct_verifier(p: np.ndarray, q: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Accept min(1, p/q), replace from (p - q)+ / Z: lossless."""
     return _verify(p, q, n, rng)
 

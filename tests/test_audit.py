@@ -14,7 +14,7 @@ def test_audit_passes_correct_samplers(sampler, pq):
     report = sv.audit(sampler, *pq, n=100_000, seed=0)
     assert report.passed, report.explanation
     assert report.tv < 0.01
-    assert report.p_value >= report.alpha
+    assert report.p_value >= report.significance
 
 
 @pytest.mark.parametrize("name", sorted(sv.BUGGY_VERIFIERS))
@@ -67,7 +67,7 @@ def test_audit_false_alarm_rate_matches_alpha():
 
     Binomial(400, 0.05): the interval [8, 36] holds the count with probability > 0.999.
     """
-    fails = sum(not sv.audit("lossless", P, Q, n=2_000, seed=s, alpha=0.05).passed for s in range(400))
+    fails = sum(not sv.audit("lossless", P, Q, n=2_000, seed=s, significance=0.05).passed for s in range(400))
     assert 8 <= fails <= 36, fails
 
 

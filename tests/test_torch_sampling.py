@@ -81,7 +81,7 @@ def audit_rows(p_row, q_row, n, batch, seed=0, **kw):
         acc["rate"] = accepted.mean()
         return tokens
 
-    report = sv.audit(sampler, p_ref, q_ref, n=n, seed=seed, alpha=ALPHA)
+    report = sv.audit(sampler, p_ref, q_ref, n=n, seed=seed, significance=ALPHA)
     return report, acc["rate"], float(np.minimum(p_ref, q_ref).sum())
 
 
@@ -210,7 +210,7 @@ def test_the_lossless_check_can_fail():
     p64, q64 = small_pair()
     p_ref = normalised(p64[None])[0]
     tokens, _ = sampled_tokens(q64, p64, 50_000, 5000, seed=0)
-    report = sv.audit(lambda p, q, n, rng: tokens[:n], p_ref, normalised(q64[None])[0], n=50_000, alpha=ALPHA)
+    report = sv.audit(lambda p, q, n, rng: tokens[:n], p_ref, normalised(q64[None])[0], n=50_000, significance=ALPHA)
     assert not report.passed
 
 
@@ -245,7 +245,7 @@ def test_disjoint_supports_always_reject_and_give_p(dtype, gather):
     tokens, accepted = sampled_tokens(p, q, 100_000, 5000, seed=4, gather_rejected=gather)
     assert not accepted.any()
     assert (tokens % 2 == 0).all()  # only p's support
-    report = sv.audit(lambda *_: tokens, normalised(p[None])[0], normalised(q[None])[0], n=100_000, alpha=ALPHA)
+    report = sv.audit(lambda *_: tokens, normalised(p[None])[0], normalised(q[None])[0], n=100_000, significance=ALPHA)
     assert report.passed, report.explanation
 
 
@@ -259,7 +259,7 @@ def test_one_hot_draft_and_one_hot_target(dtype, gather):
     tokens, accepted = sampled_tokens(p, q, 100_000, 5000, seed=5, gather_rejected=gather)
     assert_rate(accepted.mean(), float(normalised(p[None])[0][2]), 100_000)
     assert (tokens[~accepted] != 2).all()  # the residual has no mass on the proposal
-    report = sv.audit(lambda *_: tokens, normalised(p[None])[0], normalised(q[None])[0], n=100_000, alpha=ALPHA)
+    report = sv.audit(lambda *_: tokens, normalised(p[None])[0], normalised(q[None])[0], n=100_000, significance=ALPHA)
     assert report.passed, report.explanation
     one_hot_p = torch.zeros(7, dtype=dtype)
     one_hot_p[4] = 1
@@ -434,7 +434,7 @@ def test_given_drafts_sampled_from_q_stay_lossless():
     out = spec_sample_torch(p, q, gen, drafts=drafts)
     assert torch.equal(out.drafts, drafts)
     report = sv.audit(
-        lambda *_: out.tokens.numpy(), normalised(p64[None])[0], normalised(q64[None])[0], n=B, alpha=ALPHA
+        lambda *_: out.tokens.numpy(), normalised(p64[None])[0], normalised(q64[None])[0], n=B, significance=ALPHA
     )
     assert report.passed, report.explanation
 
@@ -494,7 +494,7 @@ def test_seeded_rows_are_lossless_and_differ_by_seed():
     p, q = p64[None].expand(B, 7), q64[None].expand(B, 7)
     out = spec_sample_torch(p, q, seeds=torch.arange(B) * 7919 + 11)
     report = sv.audit(
-        lambda *_: out.tokens.numpy(), normalised(p64[None])[0], normalised(q64[None])[0], n=B, alpha=ALPHA
+        lambda *_: out.tokens.numpy(), normalised(p64[None])[0], normalised(q64[None])[0], n=B, significance=ALPHA
     )
     assert report.passed, report.explanation
     assert_rate(out.accepted.double().mean().item(), float(torch.minimum(p64, q64).sum()), B)
@@ -591,7 +591,7 @@ def test_categorical_torch_matches_the_rows_and_never_draws_a_zero(dtype, V, B):
     n = 50_000 if V < 200_000 else 4_000
     draws = torch.cat([categorical_torch(rows, gen) for _ in range(-(-n // B))])[:n].numpy()
     ref = normalised(w[None])[0]
-    report = sv.audit(lambda *_: draws, ref, ref, n=n, alpha=ALPHA)
+    report = sv.audit(lambda *_: draws, ref, ref, n=n, significance=ALPHA)
     assert report.passed, report.explanation
 
 
@@ -624,7 +624,7 @@ def test_torch_batch_sampler_matches_p():
     out = sv.spec_sample_torch(p, q, generator=torch.Generator().manual_seed(0))
     tok = out.tokens.numpy()
     for half, target in ((tok[0::2], P), (tok[1::2], np.array([0.7, 0.2, 0.1]))):
-        report = sv.audit(lambda *_, half=half: half, target, target, n=half.size, alpha=ALPHA)
+        report = sv.audit(lambda *_, half=half: half, target, target, n=half.size, significance=ALPHA)
         assert report.passed, report.explanation
     acc = out.accepted.numpy()
     assert_rate(acc[0::2].mean(), 0.8, B // 2)

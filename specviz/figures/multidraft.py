@@ -82,8 +82,8 @@ def multidraft_figure(p, q, k_max=4, vocab=None) -> go.Figure:
             row=1,
             col=3,
         )
-    fig.update_xaxes(title_text="drafts k", dtick=1, row=1, col=1)
-    fig.update_xaxes(title_text="drafts k", dtick=1, row=1, col=2)
+    fig.update_xaxes(title_text="number of drafts", dtick=1, row=1, col=1)
+    fig.update_xaxes(title_text="number of drafts", dtick=1, row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     base_layout(
         fig,

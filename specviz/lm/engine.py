@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -35,6 +36,14 @@ import torch
 from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
 from .results import GenerationResult, StepRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from transformers import PreTrainedTokenizerBase
+
+    from .loading import Pair
+    from .models import LanguageModel, Session
 
 __all__ = [
     "TOP_N",
@@ -53,7 +62,7 @@ __all__ = [
 TOP_N = 8  # tokens of p and q kept per emitted position, for the live view
 
 
-def process_probs(rows: torch.Tensor, s: Sampling, dtype=torch.float64) -> torch.Tensor:
+def process_probs(rows: torch.Tensor, s: Sampling, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """(k, V) or (V,) logits -> (k, V) probabilities after temperature, top-k, top-p, on the rows' device.
 
     Same semantics as `specviz.standardize`: temperature 0 is a one-hot argmax. The logits
@@ -94,7 +103,9 @@ def process_logits(rows: torch.Tensor, s: Sampling) -> np.ndarray:
     return process_probs(rows, s).cpu().numpy()
 
 
-def make_generator(seed, device) -> torch.Generator:
+def make_generator(
+    seed: int | np.random.Generator | torch.Generator | None, device: torch.device | str
+) -> torch.Generator:
     """A torch.Generator on `device` from an int seed, a numpy Generator, a torch.Generator or None (fresh)."""
     if isinstance(seed, torch.Generator):
         return seed
@@ -110,7 +121,7 @@ def make_generator(seed, device) -> torch.Generator:
 
 
 @contextlib.contextmanager
-def torch_threads(n: int | None):
+def torch_threads(n: int | None) -> Iterator[None]:
     """Temporarily set torch's intra-op threads (1 is fastest for batch-1 decoding on CPU)."""
     if n is None:
         yield
@@ -123,7 +134,7 @@ def torch_threads(n: int | None):
         torch.set_num_threads(old)
 
 
-def encode_prompt(tokenizer, text: str, chat="auto") -> list:
+def encode_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | bool = "auto") -> list:
     """Token ids of a text prompt: the tokenizer's chat template when it has one (chat="auto"/True), else plain."""
     try:
         from .loading import format_prompt
@@ -191,7 +202,7 @@ def _check_common(max_new_tokens, gamma, sampling_kw):
     return Sampling(**sampling_kw)
 
 
-def eos_ids(pair_or_model) -> set:
+def eos_ids(pair_or_model: Pair | LanguageModel) -> set:
     """Ids that end a generation: the tokenizer's end token and the target's generation_config ones."""
     out = set()
     tok_eos = getattr(getattr(pair_or_model, "tokenizer", None), "eos_token_id", None)
@@ -251,7 +262,7 @@ class SpeculativeEngine:
         """Which target row is compared with drafted token j."""
         return j
 
-    def rollback(self, session, keep: int, next_logits) -> None:
+    def rollback(self, session: Session, keep: int, next_logits: torch.Tensor | None) -> None:
         """Crop a session's cache back to `keep` tokens."""
         if keep < session.length:
             session.truncate(keep, next_logits)
@@ -260,18 +271,18 @@ class SpeculativeEngine:
 
     def generate(
         self,
-        pair,
-        prompt,
-        max_new_tokens=64,
-        gamma=4,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
-        seed=None,
-        on_step=None,
-        threads=1,
-        stop_at_eos=False,
-        chat="auto",
+        pair: Pair,
+        prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
+        max_new_tokens: int = 64,
+        gamma: int = 4,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seed: int | np.random.Generator | torch.Generator | None = None,
+        on_step: Callable[[StepRecord], bool | None] | None = None,
+        threads: int | None = 1,
+        stop_at_eos: bool = False,
+        chat: str | bool = "auto",
     ) -> GenerationResult:
         s = _check_common(max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p))
         ids = _prompt_ids(pair, prompt, chat)
@@ -426,18 +437,18 @@ def _decode(pair, ids) -> str:
 
 
 def speculative_generate(
-    pair,
-    prompt,
-    max_new_tokens=64,
-    gamma=4,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
-    seed=None,
-    on_step=None,
-    threads=1,
-    stop_at_eos=False,
-    chat="auto",
+    pair: Pair,
+    prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
+    max_new_tokens: int = 64,
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | np.random.Generator | torch.Generator | None = None,
+    on_step: Callable[[StepRecord], bool | None] | None = None,
+    threads: int | None = 1,
+    stop_at_eos: bool = False,
+    chat: str | bool = "auto",
 ) -> GenerationResult:
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
@@ -452,17 +463,17 @@ def speculative_generate(
 
 
 def autoregressive_generate(
-    model_or_pair,
-    prompt,
-    max_new_tokens=64,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
-    seed=None,
-    threads=1,
-    stop_at_eos=False,
-    on_token=None,
-    chat="auto",
+    model_or_pair: LanguageModel | Pair,
+    prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
+    max_new_tokens: int = 64,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | np.random.Generator | torch.Generator | None = None,
+    threads: int | None = 1,
+    stop_at_eos: bool = False,
+    on_token: Callable[[int], bool | None] | None = None,
+    chat: str | bool = "auto",
 ) -> GenerationResult:
     """Plain token-by-token sampling from the target (or from a single model) with the same processing.
 

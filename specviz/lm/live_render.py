@@ -24,11 +24,11 @@ DIM_STYLE = "color:#57606a"
 """CSS of secondary text (the prompt, notes)."""
 
 
-def rgba(hex_color: str, alpha: float) -> str:
-    """A '#rrggbb' colour as a CSS 'rgba(r,g,b,alpha)' string."""
+def rgba(hex_color: str, opacity: float) -> str:
+    """A '#rrggbb' colour as a CSS 'rgba(r,g,b,opacity)' string."""
     h = hex_color.lstrip("#")
     r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
+    return f"rgba({r},{g},{b},{opacity})"
 
 
 def fmt_number(v, spec=".3f", suffix="") -> str:

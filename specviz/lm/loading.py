@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 import torch
@@ -36,6 +37,11 @@ import torch
 from . import catalog
 from .models import HFModel, LanguageModel
 from .prompt_lookup import PromptLookupModel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from transformers import PreTrainedTokenizerBase
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 PROMPT_LOOKUP = "prompt-lookup"
@@ -87,7 +93,7 @@ class Pair:
         """The tokenizer's chat template (None when there is no tokenizer or it has none)."""
         return getattr(self.tokenizer, "chat_template", None) or None
 
-    def encode(self, text: str, chat="auto") -> list:
+    def encode(self, text: str, chat: str | bool = "auto") -> list:
         """Token ids for a text prompt: the chat template applied where there is one (see `format_prompt`)."""
         return format_prompt(self.tokenizer, text, chat=chat)
 
@@ -107,7 +113,7 @@ class Pair:
 # ------------------------------------------------------------------------------ prompts
 
 
-def format_prompt(tokenizer, text: str, chat="auto") -> list:
+def format_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | bool = "auto") -> list:
     """Prompt ids for `text`: the chat template (one user turn + the assistant header) if the tokenizer has one.
 
     `chat`: "auto" (the template when there is one), True (require it) or False (plain
@@ -144,7 +150,7 @@ def format_prompt(tokenizer, text: str, chat="auto") -> list:
 # ------------------------------------------------------------------------------ checks before loading
 
 
-def pick_device(device="auto") -> str:
+def pick_device(device: str | torch.device | None = "auto") -> str:
     """'auto' -> 'cuda' when torch sees a GPU, else 'cpu'; anything else is checked and returned."""
     if device is None or (isinstance(device, str) and device == "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -168,7 +174,7 @@ def pick_device(device="auto") -> str:
     return str(dev)
 
 
-def parse_dtype(dtype):
+def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | str | None:
     """None, 'auto', a torch.dtype or a name ('float32', 'fp16', 'bf16', …) -> what from_pretrained takes."""
     if dtype is None or (isinstance(dtype, str) and dtype == "auto"):
         return dtype
@@ -267,7 +273,7 @@ def probe_hub(timeout: float = HUB_PROBE_TIMEOUT_S) -> str | None:
 
 
 @contextlib.contextmanager
-def hf_progress_bars(enabled: bool):
+def hf_progress_bars(enabled: bool) -> Iterator[None]:
     """Show or hide transformers' and huggingface_hub's progress bars inside the block; restore them after."""
     try:
         from huggingface_hub import utils as hub_utils
@@ -498,18 +504,18 @@ def _wrap(model, name: str, device, explicit_device: bool) -> LanguageModel:
 
 
 def load_pair(
-    target="bundled",
-    draft="bundled",
-    device="auto",
-    dtype=None,
-    check_tokenizers=True,
+    target: str | os.PathLike[str] | LanguageModel | torch.nn.Module | None = "bundled",
+    draft: str | os.PathLike[str] | LanguageModel | torch.nn.Module | None = "bundled",
+    device: str | torch.device | None = "auto",
+    dtype: str | torch.dtype | None = None,
+    check_tokenizers: bool = True,
     *,
-    tokenizer=None,
-    progress=None,
-    hf_progress=None,
-    static_cache=False,
-    compile=False,
-    verify_bucket=(2, 5),
+    tokenizer: PreTrainedTokenizerBase | None = None,
+    progress: bool | Callable[[str], object] | None = None,
+    hf_progress: bool | None = None,
+    static_cache: bool = False,
+    compile: bool = False,
+    verify_bucket: int | Sequence[int] = (2, 5),
 ) -> Pair:
     """Load target and draft causal LMs that share a vocabulary.
 

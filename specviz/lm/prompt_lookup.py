@@ -44,9 +44,14 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from .models import LanguageModel, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class PromptLookupSession(Session):
@@ -101,7 +106,7 @@ class PromptLookupSession(Session):
         self.proposal = self._lookup()
         self.next_logits = None if self.proposal is None else self.model.one_hot_logits(self.proposal)
 
-    def feed(self, ids) -> torch.Tensor:
+    def feed(self, ids: Sequence[int] | torch.Tensor) -> torch.Tensor:
         """Read `ids`; return (len(ids), V) logits, row i one-hot on the proposal after ids[i].
 
         A row where there was no proposal is all zeros (a uniform q, which keeps any engine
@@ -122,7 +127,7 @@ class PromptLookupSession(Session):
             self._update()
         return rows
 
-    def truncate(self, length: int, next_logits=None) -> None:
+    def truncate(self, length: int, next_logits: torch.Tensor | None = None) -> None:
         """Forget everything after the first `length` tokens (exact; the proposal is looked up again)."""
         if not 0 < length <= self.length:
             raise ValueError(f"cannot truncate a session of {self.length} tokens to {length}")
@@ -166,7 +171,7 @@ class PromptLookupModel(LanguageModel):
         z[token] = 0.0
         return z
 
-    def propose(self, tokens) -> int | None:
+    def propose(self, tokens: Sequence[int] | torch.Tensor) -> int | None:
         """The token that followed the most recent earlier occurrence of the longest matching suffix, or None."""
         toks = _id_list(tokens)
         for n in range(min(self.max_ngram, len(toks) - 1), self.min_ngram - 1, -1):
@@ -176,7 +181,7 @@ class PromptLookupModel(LanguageModel):
                     return toks[start + n]
         return None
 
-    def session(self, prompt_ids) -> PromptLookupSession:
+    def session(self, prompt_ids: Sequence[int] | torch.Tensor) -> PromptLookupSession:
         return PromptLookupSession(self, prompt_ids)
 
     def __repr__(self):

@@ -10,22 +10,28 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .loading import Pair
 
 __all__ = ["compare", "format_report"]
 
 
 def compare(
-    pair,
-    prompt,
-    max_new_tokens=64,
-    gamma=4,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
-    seed=0,
-    threads=1,
-    chat="auto",
-    warmup_tokens=8,
+    pair: Pair,
+    prompt: str | Sequence[int],
+    max_new_tokens: int = 64,
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = 0,
+    threads: int | None = 1,
+    chat: str | bool = "auto",
+    warmup_tokens: int = 8,
 ) -> dict:
     """Run speculative and plain decoding on the same prompt; return one JSON-ready dict of figures.
 

@@ -18,10 +18,16 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .results import GenerationResult
 
 
 @dataclass(frozen=True)
@@ -123,7 +129,7 @@ class SpecStats:
         return int(g[int(np.argmax(pred))]) if self.steps else best_gamma(self.alpha, c)
 
 
-def spec_stats(results) -> SpecStats:
+def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecStats:
     """Aggregate the step records of speculative GenerationResults (one or a list)."""
     if not isinstance(results, (list, tuple)):
         results = [results]
