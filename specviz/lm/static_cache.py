@@ -20,10 +20,10 @@ model's forward signature and the StaticCache class (see transformers/cache_util
 which the mask reads, and a rollback moves that count back (`crop(-n)` from 5.2x).
 Checked on transformers 4.52.1, 4.53.3, 4.57.1, 5.17.0 and 5.24.0.
 
->>> from specviz.lm import load_pair                          # doctest: +SKIP
->>> pair = load_pair(device="cpu")                            # doctest: +SKIP
->>> fast = StaticHFModel(pair.draft.model, "draft-static")    # doctest: +SKIP
->>> s = fast.session([72, 101]); s.feed([108, 108]).shape     # doctest: +SKIP
+>>> from specviz.lm import load_pair
+>>> pair = load_pair(device="cpu", progress=False)
+>>> fast = StaticHFModel(pair.draft.model, "draft-static")
+>>> s = fast.session([72, 101]); s.feed([108, 108]).shape
 torch.Size([2, 257])
 """
 

@@ -3,10 +3,10 @@
 Every app is one call that returns a displayable container (an `ipywidgets.VBox`
 subclass) whose useful parts are attributes, so a test can drive it without a browser:
 
->>> app = money_diagram_app()                       # doctest: +SKIP
->>> app.sliders_p[0].description, app.sliders_p[0].value   # doctest: +SKIP
+>>> app = money_diagram_app()
+>>> app.sliders_p[0].description, app.sliders_p[0].value
 ('p(cat)', 0.6)
->>> app.sliders_p[0].value = 0.5                    # the other p sliders rescale  # doctest: +SKIP
+>>> app.sliders_p[0].value = 0.5                    # the other p sliders rescale
 
 Plots are `plotly.graph_objects.FigureWidget`s built with their real initial data and
 updated in place inside `batch_update()`; their traces carry `meta` names (see the
