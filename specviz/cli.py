@@ -191,6 +191,13 @@ def require(module: str, what: str) -> None:
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     require("jupyterlab", "JupyterLab")
+    if not is_loopback(args.ip) and args.token == "" and not args.allow_remote:
+        raise CliError(
+            f"refusing to start JupyterLab on non-loopback address {args.ip!r} with an empty token: anyone "
+            "who can reach this machine could run code in it.\n"
+            f"  Keep Jupyter's token (drop --token ''), or to do it anyway: specviz lab --ip {args.ip} "
+            "--token '' --allow-remote"
+        )
     notebooks = find_notebooks_dir(args.notebooks)
     if not notebooks.is_dir():
         raise CliError(
@@ -380,6 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--port", type=_port, default=DEFAULT_LAB_PORT, help="port (default %(default)s)")
     lab.add_argument("--ip", default=LOOPBACK, help="address to bind (default %(default)s)")
     lab.add_argument("--token", default=None, help="access token (default: Jupyter makes one)")
+    lab.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --ip with an empty --token (no authentication at all)",
+    )
     lab.set_defaults(func=cmd_lab)
 
     dash = sub.add_parser(

@@ -13,20 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validate import check_prob
+from .checks import integer, real
 
 
-def _check_gamma(gamma) -> int:
-    g = int(gamma)
-    if g != gamma or g < 0:
-        raise ValueError(f"gamma (number of drafted tokens) must be a non-negative integer, got {gamma!r}")
-    return g
+def _check_gamma(gamma: object) -> int:
+    return integer(gamma, "gamma (number of drafted tokens)", lo=0)
+
+
+def _check_alpha(alpha: object) -> float:
+    return real(alpha, "alpha (acceptance rate)", lo=0, hi=1)
+
+
+def _check_cost(c: object) -> float:
+    return real(c, "c (draft/target cost ratio)", lo=0)
 
 
 def expected_tokens(alpha: float, gamma: int) -> float:
     """E[tokens per verify step] = (1 - α^(γ+1)) / (1 - α); γ + 1 at α = 1."""
-    alpha = check_prob(alpha, "alpha") if not hasattr(alpha, "__len__") else alpha
-    gamma = _check_gamma(gamma)
+    alpha, gamma = _check_alpha(alpha), _check_gamma(gamma)
     if alpha == 1:
         return gamma + 1.0
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
@@ -34,14 +38,14 @@ def expected_tokens(alpha: float, gamma: int) -> float:
 
 def speedup(alpha: float, gamma: int, c: float) -> float:
     """Expected wall-time speedup expected_tokens / (γ c + 1), c = draft/target step cost."""
-    if not c >= 0:
-        raise ValueError(f"cost ratio c must be >= 0, got {c!r}")
+    c = _check_cost(c)
     return expected_tokens(alpha, gamma) / (_check_gamma(gamma) * c + 1)
 
 
 def best_gamma(alpha: float, c: float, max_gamma: int = 64) -> int:
     """The γ in 0..max_gamma that maximises speedup(α, γ, c) (γ = 0 means: don't speculate)."""
-    gammas = np.arange(max_gamma + 1)
+    alpha, c = _check_alpha(alpha), _check_cost(c)
+    gammas = np.arange(integer(max_gamma, "max_gamma", lo=0, hi=100_000) + 1)
     values = [speedup(alpha, int(g), c) for g in gammas]
     return int(gammas[int(np.argmax(values))])
 
@@ -52,8 +56,7 @@ def accepted_length_dist(alpha: float, gamma: int) -> np.ndarray:
     >>> accepted_length_dist(0.5, 2)
     array([0.5 , 0.25, 0.25])
     """
-    alpha = check_prob(alpha, "alpha")
-    gamma = _check_gamma(gamma)
+    alpha, gamma = _check_alpha(alpha), _check_gamma(gamma)
     k = np.arange(gamma + 1)
     out = alpha**k * (1 - alpha)
     out[gamma] = alpha**gamma
@@ -64,4 +67,7 @@ def cost_model_speedup(
     alpha: float, gamma: int, draft_step_s: float, verify_step_s: float, target_step_s: float
 ) -> float:
     """Predicted speedup from measured times: tokens/step * target_step / (γ draft + verify)."""
+    draft_step_s = real(draft_step_s, "draft_step_s", lo=0)
+    verify_step_s = real(verify_step_s, "verify_step_s", lo=0, lo_open=True)
+    target_step_s = real(target_step_s, "target_step_s", lo=0, lo_open=True)
     return expected_tokens(alpha, gamma) * target_step_s / (_check_gamma(gamma) * draft_step_s + verify_step_s)

@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .checks import real
 from .theory import Joint, acceptance_prob, resample_dist, safe_ratio
 from .validate import as_pair, is_exact
 
@@ -43,13 +44,19 @@ class Rule:
     accept: Callable[..., np.ndarray]
     resample: Callable[..., np.ndarray] | None
     defaults: dict = field(default_factory=dict)
+    ranges: dict = field(default_factory=dict)  # parameter -> (lo, hi, lo_open): finite values in that range
 
     def params(self, given: dict) -> dict:
+        """The rule's parameters: the defaults, overridden by `given` (checked: known, finite, in range)."""
         unknown = set(given) - set(self.defaults)
         if unknown:
             allowed = ", ".join(self.defaults) or "none"
             raise ValueError(f"rule {self.name!r} got unknown parameter(s) {sorted(unknown)}; allowed: {allowed}")
-        return {**self.defaults, **given}
+        out = {**self.defaults, **given}
+        for name, value in given.items():
+            lo, hi, lo_open = self.ranges.get(name, (None, None, False))
+            real(value, f"rule {self.name!r} parameter {name}", lo=lo, hi=hi, lo_open=lo_open)  # checked, kept exact
+        return out
 
     def reject_joint(self, p: np.ndarray, q: np.ndarray, a: np.ndarray, **params: float) -> np.ndarray:
         """(V,) P(output = y and reject)."""
@@ -156,10 +163,11 @@ register(
     Rule(
         "lenient",
         False,
-        "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for l < 1",
+        "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for every l != 1 (l = 1 is the lossless rule)",
         _lenient_accept,
         lambda p, q, l: resample_dist(p, q),  # noqa: E741
         {"l": 0.5},
+        {"l": (0, None, True)},
     )
 )  # noqa: E741
 register(
@@ -170,6 +178,7 @@ register(
         _typical_accept,
         lambda p, q, eps, delta: p,
         {"eps": 0.09, "delta": 0.3},
+        {"eps": (0, 1, True), "delta": (0, None, True)},
     )
 )
 register(

@@ -1,0 +1,69 @@
+"""Scalar checks shared by every public function: finite numbers in range, whole numbers, named in errors.
+
+Python numbers, numpy scalars, 0-d arrays and 0-d tensors all count as scalars; NaN, ±inf,
+bools, strings, None and arrays of more than one element are refused with a ValueError or
+TypeError that names the parameter.
+
+>>> real(np.array(0.25), "alpha", lo=0, hi=1)
+0.25
+>>> integer(4.0, "gamma", lo=0)
+4
+>>> real(float("nan"), "c", lo=0)
+Traceback (most recent call last):
+...
+ValueError: c must be a finite number, got nan
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["integer", "real", "scalar"]
+
+
+def scalar(x: object, name: str) -> float:
+    """x as a Python float if it is one real number (incl. 0-d arrays and tensors); TypeError otherwise."""
+    if isinstance(x, (bool, np.bool_)) or x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a number, got {x!r}")
+    if hasattr(x, "ndim") and hasattr(x, "item"):  # numpy arrays and torch tensors: 0-d only
+        if x.ndim != 0:
+            raise TypeError(f"{name} must be a single number, got an array of shape {tuple(x.shape)}")
+        x = x.item()
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {x!r}")
+    return float(x)
+
+
+def real(
+    x: object,
+    name: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> float:
+    """A finite real number in [lo, hi] (open ends with lo_open / hi_open); errors name the parameter."""
+    v = scalar(x, name)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {v!r}")
+    if hi is not None and (v > hi or (hi_open and v == hi)):
+        raise ValueError(f"{name} must be {'<' if hi_open else '<='} {hi:g}, got {v!r}")
+    return v
+
+
+def integer(x: object, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """A whole number in [lo, hi] (4.0 counts, 4.5 does not); errors name the parameter."""
+    v = real(x, name)
+    if v != int(v):
+        raise ValueError(f"{name} must be a whole number, got {v!r}")
+    n = int(v)
+    if lo is not None and n < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {n}")
+    if hi is not None and n > hi:
+        raise ValueError(f"{name} must be an integer <= {hi}, got {n}")
+    return n
