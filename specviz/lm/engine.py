@@ -136,10 +136,8 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 def encode_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | bool = "auto") -> list:
     """Token ids of a text prompt: the tokenizer's chat template when it has one (chat="auto"/True), else plain."""
-    try:
-        from .loading import format_prompt
-    except ImportError:  # pragma: no cover - until loading grows format_prompt
-        return tokenizer.encode(text, add_special_tokens=False)
+    from .loading import format_prompt  # loading imports models only: no cycle, imported when needed
+
     return format_prompt(tokenizer, text, chat=chat)
 
 
