@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import Rule
+from .checks import real
+from .rules import RULES, Rule
 from .sampling import check_sample_count, make_rng, spec_sample
 from .validate import as_pair
 
@@ -60,6 +61,8 @@ def _pooled_chisquare(counts: np.ndarray, expected: np.ndarray):
 
 def _draw(sampler, p, q, n, seed, params):
     """Call a rule name, a Rule or a user function sampler(p, q, n, rng) -> (n,) token ids."""
+    if isinstance(sampler, str) and sampler not in RULES:
+        raise ValueError(f"sampler {sampler!r} is not a known rule ({', '.join(RULES)}) nor a function")
     if isinstance(sampler, (str, Rule)):
         return spec_sample(p, q, n, rule=sampler, seed=seed, **params).tokens
     if not callable(sampler):
@@ -99,8 +102,7 @@ def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, *
         raise ValueError("n must be >= 1 to audit anything")
     if "alpha" in params:
         raise TypeError("audit's false-alarm rate is now called `significance=` (alpha means the acceptance rate)")
-    if not 0 < significance < 1:
-        raise ValueError(f"significance (false-alarm rate) must be in (0, 1), got {significance}")
+    significance = real(significance, "significance (false-alarm rate)", lo=0, hi=1, lo_open=True, hi_open=True)
     tokens = _draw(sampler, p, q, n, seed, params)
     V = p.size
     outside = tokens[(tokens < 0) | (tokens >= V)]

@@ -18,13 +18,34 @@ compared.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import integer, real
 from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .sampling import check_sample_count, make_rng
 from .validate import as_dist
+
+MAX_VOCAB = 10_000  # a toy chain: its tables hold (V + 1) x V numbers
+MAX_SEQUENCES = 10**7  # sequence_dist enumerates V**length sequences
+MAX_GAMMA = 100_000
+
+
+def as_table(table, name: str = "table") -> np.ndarray:
+    """A (V + 1, V) bigram table as float64, every row a distribution; errors name the table."""
+    if hasattr(table, "detach") and hasattr(table, "cpu"):
+        table = table.detach().cpu().double().numpy()
+    try:
+        t = np.asarray(table, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name} table must be a (V + 1, V) array of numbers: {e}") from None
+    if t.ndim != 2 or t.shape[0] != t.shape[1] + 1 or t.shape[1] == 0:
+        raise ValueError(f"{name} table must have shape (V + 1, V), got {t.shape}")
+    for c in range(t.shape[0]):
+        as_dist(t[c], f"{name}[{c}]")
+    return t
 
 
 @dataclass(frozen=True)
@@ -37,12 +58,7 @@ class MarkovPair:
 
     def __post_init__(self):
         for name in ("target", "draft"):
-            t = np.asarray(getattr(self, name), dtype=np.float64)
-            if t.ndim != 2 or t.shape[0] != t.shape[1] + 1:
-                raise ValueError(f"{name} table must have shape (V + 1, V), got {t.shape}")
-            for c in range(t.shape[0]):
-                as_dist(t[c], f"{name}[{c}]")
-            object.__setattr__(self, name, t)
+            object.__setattr__(self, name, as_table(getattr(self, name), name))
         if self.target.shape != self.draft.shape:
             raise ValueError(f"target {self.target.shape} and draft {self.draft.shape} tables differ in size")
         if len(self.vocab) != self.target.shape[1]:
@@ -71,6 +87,8 @@ def tutorial_pair() -> MarkovPair:
 
 def random_pair(V: int, seed: int | np.random.Generator | None = None, concentration: float = 1.0) -> MarkovPair:
     """A random Markov pair (Dirichlet rows); lower concentration = peakier, more zeros."""
+    V = integer(V, "V (vocabulary size)", lo=1, hi=MAX_VOCAB)
+    concentration = real(concentration, "concentration", lo=0, lo_open=True)
     rng = make_rng(seed)
     P = rng.dirichlet(np.full(V, concentration), size=V + 1)
     Q = rng.dirichlet(np.full(V, concentration), size=V + 1)
@@ -108,9 +126,10 @@ def spec_chain_sample(
     `bonus=False` drops the extra target token after a fully accepted round (a known
     bug that is still lossless but slower; kept for teaching).
     """
-    n, L = check_sample_count(n), check_sample_count(length)
-    if int(gamma) != gamma or gamma < 1:
-        raise ValueError(f"gamma must be an integer >= 1, got {gamma!r}")
+    if not isinstance(pair, MarkovPair):
+        raise TypeError(f"pair must be a MarkovPair (e.g. tutorial_pair()), got {type(pair).__name__}")
+    n, L = check_sample_count(n), check_sample_count(length, "length")
+    gamma = integer(gamma, "gamma (number of drafted tokens)", lo=1, hi=MAX_GAMMA)
     rng = make_rng(seed)
     P, Q = pair.target, pair.draft
     seq = np.full((n, L + gamma + 1), -1, dtype=np.int64)
@@ -163,7 +182,8 @@ def ar_chain_sample(
     table: np.ndarray, length: int, n: int, seed: int | np.random.Generator | None = None
 ) -> np.ndarray:
     """(n, L) sequences by plain autoregressive sampling from a (V + 1, V) table."""
-    n, L = check_sample_count(n), check_sample_count(length)
+    table = as_table(table)
+    n, L = check_sample_count(n), check_sample_count(length, "length")
     rng = make_rng(seed)
     V = table.shape[1]
     seq = np.empty((n, L), dtype=np.int64)
@@ -181,8 +201,11 @@ def sequence_dist(table: np.ndarray, length: int) -> np.ndarray:
     >>> d.shape, round(float(d.sum()), 12), round(float(d[0].sum()), 12)
     ((3, 3), 1.0, 0.6)
     """
-    table = np.asarray(table, dtype=np.float64)
+    table = as_table(table)
     V = table.shape[1]
+    length = integer(length, "length", lo=1)
+    if length * math.log(V) > math.log(MAX_SEQUENCES):
+        raise ValueError(f"length {length} over {V} tokens makes {V}**{length} sequences, more than {MAX_SEQUENCES:g}")
     dist = table[V].copy()  # (V,) first token
     for t in range(1, length):
         # dist has shape (V,)*t; multiply by P[last token] along a new axis
@@ -192,6 +215,20 @@ def sequence_dist(table: np.ndarray, length: int) -> np.ndarray:
 
 def sequence_index(sequences: np.ndarray, V: int) -> np.ndarray:
     """(n, L) sequences -> (n,) flat index into sequence_dist(...).ravel() (base V)."""
-    sequences = np.asarray(sequences)
+    V = integer(V, "V (vocabulary size)", lo=1)
+    if hasattr(sequences, "detach") and hasattr(sequences, "cpu"):
+        sequences = sequences.detach().cpu().numpy()
+    try:
+        sequences = np.asarray(sequences)
+    except ValueError as e:  # ragged lists
+        raise ValueError(f"sequences must be an (n, L) array of token ids: {e}") from None
+    if sequences.ndim != 2 or sequences.dtype.kind not in "iu":
+        raise ValueError(
+            f"sequences must be an (n, L) array of integer token ids, got {sequences.dtype} {sequences.shape}"
+        )
+    if sequences.size and (sequences.min() < 0 or sequences.max() >= V):
+        raise ValueError(f"sequences hold ids outside 0..{V - 1}")
+    if sequences.shape[1] * math.log(V) >= 63 * math.log(2):
+        raise ValueError(f"V = {V} and length {sequences.shape[1]}: V**length sequences overflow an int64 index")
     weights = V ** np.arange(sequences.shape[1] - 1, -1, -1)
     return sequences @ weights

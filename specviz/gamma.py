@@ -17,7 +17,7 @@ from .checks import integer, real
 
 
 def _check_gamma(gamma: object) -> int:
-    return integer(gamma, "gamma (number of drafted tokens)", lo=0)
+    return integer(gamma, "gamma (number of drafted tokens)", lo=0, hi=100_000)
 
 
 def _check_alpha(alpha: object) -> float:

@@ -18,15 +18,16 @@ from fractions import Fraction
 
 import numpy as np
 
+from .checks import integer
 from .theory import positive_part
 from .validate import as_pair, is_exact
 
+MAX_DRAFTS = 100_000  # each draft is one pass of a Python loop
+
 
 def check_draft_count(n_drafts) -> int:
-    """n_drafts as an int (ValueError unless a whole number >= 1)."""
-    if int(n_drafts) != n_drafts or n_drafts < 1:
-        raise ValueError(f"n_drafts (number of drafts) must be an integer >= 1, got {n_drafts!r}")
-    return int(n_drafts)
+    """n_drafts as an int (ValueError unless a whole number in 1..MAX_DRAFTS)."""
+    return integer(n_drafts, "n_drafts (number of drafts)", lo=1, hi=MAX_DRAFTS)
 
 
 def _residual_step(R, q):

@@ -55,7 +55,8 @@ class Rule:
         out = {**self.defaults, **given}
         for name, value in given.items():
             lo, hi, lo_open = self.ranges.get(name, (None, None, False))
-            real(value, f"rule {self.name!r} parameter {name}", lo=lo, hi=hi, lo_open=lo_open)  # checked, kept exact
+            v = real(value, f"rule {self.name!r} parameter {name}", lo=lo, hi=hi, lo_open=lo_open)
+            out[name] = value if isinstance(value, (int, Fraction)) and not isinstance(value, bool) else v  # exact
         return out
 
     def reject_joint(self, p: np.ndarray, q: np.ndarray, a: np.ndarray, **params: float) -> np.ndarray:

@@ -9,28 +9,41 @@ True
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import integer, real
 from .multidraft import check_draft_count, multi_draft_stages
 from .rules import get_rule
 from .theory import envelope_constant
 from .validate import as_dist, as_pair
 
+MAX_SAMPLES = 10**9  # more samples than this in one call would not fit in memory anyway
+
 
 def make_rng(seed=None) -> np.random.Generator:
-    """An int/None seed or an existing Generator -> a numpy Generator."""
+    """An int/None seed (0-d arrays and tensors count), a SeedSequence or an existing Generator -> a numpy Generator."""
     if isinstance(seed, np.random.Generator):
         return seed
-    return np.random.default_rng(seed)
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        seed = int(seed)  # exact, however large
+        if seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, a numpy Generator or None, got {seed}")
+        return np.random.default_rng(seed)
+    if hasattr(seed, "ndim") and getattr(seed, "ndim", None) == 0 and "int" in str(getattr(seed, "dtype", "")):
+        return make_rng(int(seed.item()))  # 0-d integer array or tensor
+    if isinstance(seed, (list, tuple)) and seed and all(isinstance(v, numbers.Integral) and v >= 0 for v in seed):
+        return np.random.default_rng(list(seed))  # numpy's own entropy-list seeding
+    return np.random.default_rng(integer(seed, "seed", lo=0))
 
 
-def check_sample_count(n) -> int:
-    """n as an int, a number of samples (ValueError unless a whole number >= 0)."""
-    if int(n) != n or n < 0:
-        raise ValueError(f"n (number of samples) must be a non-negative integer, got {n!r}")
-    return int(n)
+def check_sample_count(n, name: str = "n (number of samples)") -> int:
+    """n as an int, a number of samples (ValueError unless a whole number in 0..MAX_SAMPLES)."""
+    return integer(n, name, lo=0, hi=MAX_SAMPLES)
 
 
 # categorical: up to this many tokens (through the last nonzero one) a count of comparisons
@@ -201,9 +214,12 @@ def rejection_sample(p, q, n, M=None, seed=None, max_tries: int = 10_000):
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
     n = check_sample_count(n)
-    M = envelope_constant(p, q) if M is None else float(M)
-    if not np.isfinite(M) or M <= 0:
-        raise ValueError(f"no finite envelope M: q = 0 where p > 0, so rejection sampling cannot reach p (M={M})")
+    max_tries = integer(max_tries, "max_tries", lo=1)
+    if M is None:
+        M = envelope_constant(p, q)
+        if not np.isfinite(M):
+            raise ValueError(f"no finite envelope M: q = 0 where p > 0, so rejection sampling cannot reach p (M={M})")
+    M = real(M, "M (envelope constant)", lo=0, lo_open=True)
     rng = make_rng(seed)
     ratio = np.zeros_like(p)
     np.divide(p, M * q, out=ratio, where=q > 0)
@@ -219,7 +235,10 @@ def rejection_sample(p, q, n, M=None, seed=None, max_tries: int = 10_000):
         tokens[todo[ok]] = x[ok]
         todo = todo[~ok]
     if todo.size:
-        raise RuntimeError(f"{todo.size} samples still rejected after {max_tries} tries (acceptance too low)")
+        raise ValueError(
+            f"{todo.size} samples still rejected after max_tries={max_tries} tries: "
+            f"acceptance too low (M = {M:g} accepts about 1/M per try)"
+        )
     return tokens, tries
 
 
@@ -230,9 +249,16 @@ def importance_estimate(f, p, q, n, seed=None):
     """
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
-    f = np.asarray(f, dtype=np.float64)
+    try:
+        f = np.asarray(f.detach().cpu() if hasattr(f, "detach") else f, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"f must be an array of one number per token: {e}") from None
     if f.shape != p.shape:
         raise ValueError(f"f must give one value per token: shape {f.shape} vs vocabulary {p.shape}")
+    if not np.isfinite(f).all():
+        raise ValueError(
+            f"f[{int(np.flatnonzero(~np.isfinite(f))[0])}] is not finite: every value must be a finite number"
+        )
     n = check_sample_count(n)
     rng = make_rng(seed)
     x = categorical(q, n, rng)

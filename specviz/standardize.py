@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .checks import integer, real
 from .validate import as_dist
 
 
@@ -30,27 +31,35 @@ class Sampling:
     top_p: float | None = None
 
     def __post_init__(self):
-        if not (self.temperature >= 0) or not np.isfinite(self.temperature):
-            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
-        if self.top_k is not None and (int(self.top_k) != self.top_k or self.top_k < 0):
-            raise ValueError(f"top_k must be a non-negative integer or None, got {self.top_k!r}")
-        if self.top_p is not None and not (0 < self.top_p <= 1):
-            raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
+        # 0-d arrays and tensors become Python numbers; Python numbers are kept as given
+        def plain(x, v):
+            return x if isinstance(x, (int, float)) else v
+
+        object.__setattr__(self, "temperature", plain(self.temperature, real(self.temperature, "temperature", lo=0)))
+        if self.top_k is not None:
+            object.__setattr__(self, "top_k", plain(self.top_k, integer(self.top_k, "top_k", lo=0)))
+        if self.top_p is not None:
+            object.__setattr__(self, "top_p", plain(self.top_p, real(self.top_p, "top_p", lo=0, hi=1, lo_open=True)))
 
 
-def as_logits(logits: ArrayLike) -> np.ndarray:
+def as_logits(logits: ArrayLike, name: str = "logits") -> np.ndarray:
     """(V,) float64 logits from any array or tensor; ValueError for NaN, +inf, all -inf, or not 1-D."""
     if hasattr(logits, "detach"):
         logits = logits.detach().cpu().double().numpy()
-    arr = np.asarray(logits, dtype=np.float64)
+    if logits is None or isinstance(logits, (str, bytes)):
+        raise TypeError(f"{name} must be a 1-D array of numbers, got {logits!r}")
+    try:
+        arr = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name} must be a 1-D array of numbers: {e}") from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"logits must be a non-empty 1-D array, got shape {arr.shape}")
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
     if np.isnan(arr).any():
-        raise ValueError(f"logits[{int(np.flatnonzero(np.isnan(arr))[0])}] is NaN")
+        raise ValueError(f"{name}[{int(np.flatnonzero(np.isnan(arr))[0])}] is NaN")
     if np.isposinf(arr).any():
-        raise ValueError("logits contain +inf")
+        raise ValueError(f"{name} contain +inf")
     if np.isneginf(arr).all():
-        raise ValueError("logits are all -inf: no token can be sampled")
+        raise ValueError(f"{name} are all -inf: no token can be sampled")
     return arr
 
 
@@ -62,8 +71,12 @@ def standardize(
     temperature 0 is greedy: a one-hot at the first argmax, no division by zero.
     top-p keeps the smallest set of most likely tokens whose mass reaches top_p.
     """
-    s = Sampling(temperature, top_k, top_p)
-    z = as_logits(logits)
+    return _standardize(logits, Sampling(temperature, top_k, top_p), "logits")
+
+
+def _standardize(logits: ArrayLike, s: Sampling, name: str) -> np.ndarray:
+    """`standardize` with the settings in `s`; errors about the logits name them `name`."""
+    z = as_logits(logits, name)
     if s.temperature == 0:
         out = np.zeros_like(z)
         out[int(np.argmax(z))] = 1.0
@@ -141,12 +154,20 @@ def mismatch_output_dist(
     >>> round(m.tv, 4)   # target at T=1 while the user asked for T=0.7
     0.1057
     """
+    for name, v in (
+        ("intended", intended),
+        ("target_used", target_used),
+        ("draft_sampled", draft_sampled),
+        ("draft_ratio", draft_ratio),
+    ):
+        if not isinstance(v, Sampling) and (name == "intended" or v is not None):
+            raise TypeError(f"{name} must be a Sampling(temperature, top_k, top_p), got {v!r}")
     target_used = target_used or intended
     draft_sampled = draft_sampled or intended
     draft_ratio = draft_ratio or draft_sampled
-    want = standardize(target_logits, intended.temperature, intended.top_k, intended.top_p)
-    p = standardize(target_logits, target_used.temperature, target_used.top_k, target_used.top_p)
-    s = standardize(draft_logits, draft_sampled.temperature, draft_sampled.top_k, draft_sampled.top_p)
-    q = standardize(draft_logits, draft_ratio.temperature, draft_ratio.top_k, draft_ratio.top_p)
+    want = _standardize(target_logits, intended, "target_logits")
+    p = _standardize(target_logits, target_used, "target_logits")
+    s = _standardize(draft_logits, draft_sampled, "draft_logits")
+    q = _standardize(draft_logits, draft_ratio, "draft_logits")
     out = verify_output_dist(p, q, s)
     return Mismatch(want, out, float(np.abs(out - want).sum() / 2))

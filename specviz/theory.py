@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from numbers import Rational
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .checks import real
 from .validate import as_dist, as_pair, is_exact
 
 
@@ -183,6 +185,12 @@ def envelope_constant(p: ArrayLike, q: ArrayLike) -> float | Fraction:
     return float(np.max(safe_ratio(p, q, where_zero=0)))
 
 
+def _check_envelope(M) -> float | Fraction:
+    """M as a finite number > 0 (ints and Fractions stay exact)."""
+    v = real(M, "M (envelope constant)", lo=0, lo_open=True)
+    return M if isinstance(M, Rational) else v
+
+
 def rejection_output_dist(p: ArrayLike, q: ArrayLike, M: float | None = None) -> np.ndarray:
     """Output of classic rejection sampling (accept x ~ q w.p. min(1, p/(M q)), else retry).
 
@@ -192,8 +200,9 @@ def rejection_output_dist(p: ArrayLike, q: ArrayLike, M: float | None = None) ->
     p, q = as_pair(p, q)
     if M is None:
         M = envelope_constant(p, q)
-    if not M > 0 or M == float("inf"):
-        raise ValueError(f"envelope constant M must be finite and > 0, got {M}")
+        if M == float("inf"):
+            raise ValueError("envelope constant M is inf (q = 0 where p > 0): rejection sampling cannot reach p")
+    M = _check_envelope(M)
     kept = np.minimum(p, q * M)  # (V,) P(draw x and accept) * M
     return kept / kept.sum()
 
@@ -203,8 +212,9 @@ def rejection_acceptance(p: ArrayLike, q: ArrayLike, M: float | None = None) -> 
     p, q = as_pair(p, q)
     if M is None:
         M = envelope_constant(p, q)
-    if M == float("inf"):
-        return 0.0
+        if M == float("inf"):
+            return 0.0
+    M = _check_envelope(M)
     total = np.minimum(p, q * M).sum() / M
     return total if isinstance(total, Fraction) else float(total)
 

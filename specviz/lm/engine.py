@@ -54,6 +54,7 @@ __all__ = [
     "encode_prompt",
     "make_generator",
     "process_logits",
+    "probs_on_device",
     "process_probs",
     "speculative_generate",
     "torch_threads",
@@ -72,6 +73,29 @@ def process_probs(rows: torch.Tensor, s: Sampling, dtype: torch.dtype = torch.fl
     >>> process_probs(torch.tensor([0.0, 1.0, 2.0]), Sampling(temperature=1e-310)).tolist()
     [[0.0, 0.0, 1.0]]
     """
+    if not isinstance(s, Sampling):
+        raise TypeError(f"s must be a specviz.standardize.Sampling, got {type(s).__name__}")
+    if not isinstance(rows, torch.Tensor):  # lists and numpy arrays are converted; checks below need no sync
+        if rows is None or isinstance(rows, (str, bytes)):
+            raise TypeError(f"rows (logits) must be a tensor or an array of numbers, got {rows!r}")
+        try:
+            rows = torch.as_tensor(np.asarray(rows, dtype=np.float64))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"rows (logits) must be a tensor or an array of numbers: {e}") from None
+    if rows.ndim not in (1, 2) or rows.shape[-1] == 0 or rows.is_complex() or rows.dtype == torch.bool:
+        raise ValueError(
+            f"rows (logits) must be a non-empty (V,) or (k, V) real tensor, got {rows.dtype} "
+            f"of shape {tuple(rows.shape)}"
+        )
+    z = rows.detach().to(dtype)
+    bad = torch.isnan(z) | torch.isposinf(z)  # -inf is a masked token; NaN and +inf are not logits
+    if bool(bad.any()) or bool(torch.isneginf(z).all(-1).any()):  # one read: this is the checked entry point
+        raise ValueError("rows (logits) contain NaN or +inf, or a row that is all -inf (no token can be sampled)")
+    return probs_on_device(z, s, dtype)
+
+
+def probs_on_device(rows: torch.Tensor, s: Sampling, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """`process_probs` without its checks: no host read, for the engine's hot loop (rows must be logits)."""
     z = rows.detach().to(dtype)
     if z.ndim == 1:
         z = z[None]  # (1, V)
@@ -329,7 +353,7 @@ class SpeculativeEngine:
         for j in range(g):
             if d_logits[j] is None:  # no proposal (e.g. prompt lookup without a match)
                 break
-            q_j = process_probs(d_logits[j], s)  # (1, V)
+            q_j = probs_on_device(d_logits[j], s)  # (1, V)
             x = categorical_torch(q_j, gen)  # (1,) stays on the device
             drafts.append(x)
             q_rows.append(q_j)
@@ -354,7 +378,7 @@ class SpeculativeEngine:
         rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
         all_rows = torch.cat([before[None], rows], dim=0)  # all_rows[i]: logits after T.length_old - 1 + i tokens
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
-        P = process_probs(all_rows[base : base + g + 1], s)  # (γ+1, V)
+        P = probs_on_device(all_rows[base : base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]
         Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
         rows_j = [self.target_row(j) for j in range(g)]
@@ -493,7 +517,7 @@ def autoregressive_generate(
     with torch_threads(threads), torch.inference_mode():
         sess = model.session(ids)
         for i in range(max_new_tokens):
-            y = categorical_torch(process_probs(sess.next_logits, s), gen)  # (1,)
+            y = categorical_torch(probs_on_device(sess.next_logits, s), gen)  # (1,)
             out.append(y)
             if per_token:
                 y_id = int(y)

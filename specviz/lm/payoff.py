@@ -23,9 +23,9 @@ about half a target step, far from the c ≪ α that a large gain needs.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
+from ..checks import integer, real
 from ..gamma import best_gamma, speedup
 
 DEFAULT_COSTS = (0.05, 0.25, 0.5)
@@ -41,23 +41,17 @@ class PayoffRow(NamedTuple):
 
 
 def _check_alpha(alpha) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise TypeError(f"alpha (the acceptance probability) must be a number, got {alpha!r}") from None
-    if not 0.0 <= a <= 1.0:
-        raise ValueError(f"alpha (the acceptance probability) must be in [0, 1], got {alpha!r}")
-    return a
+    return real(alpha, "alpha (the acceptance probability)", lo=0, hi=1)
 
 
 def _check_cost(c) -> float:
-    try:
-        v = float(c)
-    except (TypeError, ValueError):
-        raise TypeError(f"the draft cost ratio c must be a number, got {c!r}") from None
-    if not (v >= 0 and math.isfinite(v)):
-        raise ValueError(f"the draft cost ratio c (draft step / target step) must be finite and >= 0, got {c!r}")
-    return v
+    return real(c, "c (the draft cost ratio, draft step / target step)", lo=0)
+
+
+def _check_costs(cs) -> list:
+    if isinstance(cs, (str, bytes)) or not hasattr(cs, "__iter__"):
+        raise TypeError(f"cs (draft cost ratios) must be a sequence of numbers, got {cs!r}")
+    return [real(c, "cs (draft cost ratios)", lo=0) for c in cs]
 
 
 def break_even_cost(alpha) -> float:
@@ -68,12 +62,10 @@ def break_even_cost(alpha) -> float:
 def payoff_table(alpha, cs=DEFAULT_COSTS, max_gamma: int = 16) -> list[PayoffRow]:
     """For each draft cost c in `cs`: the γ in 0..max_gamma with the best textbook speed-up, and that speed-up."""
     a = _check_alpha(alpha)
-    if isinstance(max_gamma, bool) or int(max_gamma) != max_gamma or max_gamma < 1:
-        raise ValueError(f"max_gamma must be an integer >= 1, got {max_gamma!r}")
+    max_gamma = integer(max_gamma, "max_gamma", lo=1, hi=100_000)
     rows = []
-    for c in cs:
-        c = _check_cost(c)
-        g = best_gamma(a, c, int(max_gamma))
+    for c in _check_costs(cs):
+        g = best_gamma(a, c, max_gamma)
         rows.append(PayoffRow(c, g, float(speedup(a, g, c))))
     return rows
 
