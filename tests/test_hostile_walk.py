@@ -96,12 +96,8 @@ SKIPPED = {
     ),
     "register": "mutates the global rule registry (takes a Rule)",
     "correct_verifier": "a sampler callable (verifier(p, q, n, rng)), exercised through audit",
-    "speculative_generate": "needs a model pair (real-models issue)",
-    "autoregressive_generate": "needs a model (real-models issue)",
-    "compare": "needs a model pair (real-models issue)",
-    "load_pair": "loads models from disk or the hub (real-models issue)",
-    "format_prompt": "needs a tokenizer (real-models issue)",
-    "spec_stats": "needs GenerationResults from a model pair",
+    "load_pair": "loads weights from disk (seconds per call); its bad input (paths, devices, dtypes, corrupt "
+    "files, offline hub ids) is walked by tests/test_lm_loading.py",
 }
 
 # -------------------------------------------------------------------------------- postconditions
@@ -178,11 +174,22 @@ POST = {  # extra postconditions beyond "every number is finite"
     "ar_chain_sample": lambda s: _ids_ok(s, 3),
     "random_pair": lambda pair: all(_is_dist(row) for row in np.vstack([pair.target, pair.draft])),
     "audit": lambda r: 0 <= r.p_value <= 1 and _is_dist(r.empirical),
+    "speculative_generate": lambda r: _ids_ok(r.new_ids, 4) and sum(st.n_emitted for st in r.steps) == len(r.new_ids),
+    "autoregressive_generate": lambda r: _ids_ok(r.new_ids, 4),
+    "compare": lambda d: (
+        _ids_ok(d["ids"], 4)
+        and _ids_ok(d["ar_ids"], 4)
+        and (d["acceptance_rate"] is None or 0 <= d["acceptance_rate"] <= 1)
+    ),  # None: nothing drafted (γ = 0)
+    "spec_stats": lambda st: 0 <= st.acceptance_rate <= 1 and st.mean_acceptance_length >= 1,
+    "format_prompt": lambda ids: _ids_ok(ids, 257) and len(ids) > 0,
 }
 
 # -------------------------------------------------------------------------------- the good calls
 
 _TABLE = specviz.tutorial_pair().target
+_TOY = lm.Pair(lm.NGramModel.random(4, seed=0, name="target"), lm.NGramModel.random(4, seed=1, name="draft"))
+_TOKENIZER = __import__("transformers").AutoTokenizer.from_pretrained(str(lm.BUNDLED_DIR / "target"))
 
 # function name -> {parameter: good value}; every call is made by keyword
 GOOD = {
@@ -257,6 +264,28 @@ GOOD = {
     "process_logits": {"rows": torch.tensor([LOGITS3]), "s": specviz.Sampling(0.7, 2, 0.9)},
     "pick_device": {"device": "cpu"},
     "payoff_table": {"alpha": 0.8, "cs": (0.05, 0.25), "max_gamma": 8},
+    # specviz.lm on a toy pair with known probabilities (V = 4) and the bundled byte tokenizer
+    "speculative_generate": {
+        "pair": _TOY,
+        "prompt": [0, 1],
+        "max_new_tokens": 8,
+        "gamma": 3,
+        "temperature": 1.0,
+        "top_k": 2,
+        "top_p": 0.9,
+        "seed": 0,
+    },
+    "autoregressive_generate": {
+        "model_or_pair": _TOY,
+        "prompt": [0, 1],
+        "max_new_tokens": 8,
+        "temperature": 1.0,
+        "top_p": 0.9,
+        "seed": 0,
+    },
+    "compare": {"pair": _TOY, "prompt": [0, 1], "max_new_tokens": 8, "gamma": 2, "temperature": 0.7, "seed": 0},
+    "spec_stats": {"results": lm.speculative_generate(_TOY, [0], 20, 3, seed=0)},
+    "format_prompt": {"tokenizer": _TOKENIZER, "text": "ROMEO:", "chat": "auto"},
 }
 
 # parameter kinds that are not read off the good value's type
@@ -278,6 +307,9 @@ KIND = {
     "sequences": "obj",
     "table": "table",
     "cs": "values",
+    "max_new_tokens": "count",
+    "prompt": "prompt",
+    "text": "str",
 }
 
 # -------------------------------------------------------------------------------- the hostile values
@@ -306,6 +338,7 @@ HOSTILE = {
     "table": [np.full((4, 3), NAN), np.ones((4, 3)), np.ones((3, 3)) / 3, [], "abc", None],
     "str": ["no_such_thing", "", None, 3, NAN],
     "obj": [None, "x", 3, NAN],
+    "prompt": [[-1], [0, 4], [0, 1.5], [True], [[0]], [], "", None, NAN, 3],
     "bool": [None, NAN],
 }
 DIST_PARAMS = {"p", "q", "weights", "p_ratio", "q_ratio", "q_sampled"}
@@ -442,6 +475,8 @@ BASELINE = {
     "specviz.lm.engine": 0,
     "specviz.lm.loading": 0,
     "specviz.lm.payoff": 0,
+    "specviz.lm.run": 0,
+    "specviz.lm.stats": 0,
 }
 
 

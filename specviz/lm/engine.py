@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ..checks import integer
 from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
 from .results import GenerationResult, StepRecord
@@ -54,6 +55,8 @@ __all__ = [
     "encode_prompt",
     "make_generator",
     "process_logits",
+    "check_model",
+    "check_pair",
     "probs_on_device",
     "process_probs",
     "speculative_generate",
@@ -137,8 +140,11 @@ def make_generator(
         seed = int(seed.integers(2**63))
     elif seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
-    elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, a numpy/torch Generator or None, got {seed!r}")
+    else:
+        try:
+            seed = integer(seed, "seed", lo=0, hi=2**63 - 1)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (seed: a non-negative integer, a numpy/torch Generator or None)") from None
     g = torch.Generator(device=device)
     g.manual_seed(int(seed))
     return g
@@ -217,11 +223,34 @@ def _check_room(models, n_prompt: int, max_new_tokens: int) -> None:
             )
 
 
-def _check_common(max_new_tokens, gamma, sampling_kw):
-    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("gamma", gamma, 0)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return Sampling(**sampling_kw)
+MAX_NEW_TOKENS = 1_000_000  # a bound on one call (a model without a context limit would otherwise run on)
+MAX_GAMMA = 1_000
+
+
+def _check_common(max_new_tokens, gamma, sampling_kw) -> tuple[int, int, Sampling]:
+    """(max_new_tokens, gamma, Sampling), checked; errors name the parameter."""
+    n = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
+    g = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
+    return n, g, Sampling(**sampling_kw)
+
+
+def check_pair(pair: object, name: str = "pair") -> None:
+    """TypeError naming `name` unless it is a draft/target pair of language models (specviz.lm.Pair)."""
+    for role in ("target", "draft"):
+        m = getattr(pair, role, None)
+        if m is None or not hasattr(m, "session") or not hasattr(m, "vocab_size"):
+            raise TypeError(
+                f"{name} must be a specviz.lm.Pair of target and draft models (load_pair(...)), "
+                f"got {type(pair).__name__}"
+            )
+
+
+def check_model(model_or_pair: object, name: str = "model_or_pair") -> LanguageModel:
+    """The model to decode with (a pair's target, or the model itself); TypeError naming `name` otherwise."""
+    model = getattr(model_or_pair, "target", model_or_pair)
+    if not hasattr(model, "session") or not hasattr(model, "vocab_size"):
+        raise TypeError(f"{name} must be a specviz.lm.Pair or LanguageModel, got {type(model_or_pair).__name__}")
+    return model
 
 
 def eos_ids(pair_or_model: Pair | LanguageModel) -> set:
@@ -306,7 +335,10 @@ class SpeculativeEngine:
         stop_at_eos: bool = False,
         chat: str | bool = "auto",
     ) -> GenerationResult:
-        s = _check_common(max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p))
+        check_pair(pair)
+        max_new_tokens, gamma, s = _check_common(
+            max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p)
+        )
         ids = _prompt_ids(pair, prompt, chat)
         _check_ids_in_vocab(ids, (pair.target, pair.draft))
         _check_room((pair.target, pair.draft), len(ids), max_new_tokens)
@@ -502,8 +534,8 @@ def autoregressive_generate(
     Tokens stay on the device while decoding; the host reads them once at the end (or every
     token when `on_token` or `stop_at_eos` needs them).
     """
-    s = _check_common(max_new_tokens, 0, dict(temperature=temperature, top_k=top_k, top_p=top_p))
-    model = getattr(model_or_pair, "target", model_or_pair)
+    model = check_model(model_or_pair)
+    max_new_tokens, _, s = _check_common(max_new_tokens, 0, dict(temperature=temperature, top_k=top_k, top_p=top_p))
     ids = _prompt_ids(model_or_pair, prompt, chat)
     _check_ids_in_vocab(ids, (model,))
     _check_room((model,), len(ids), max_new_tokens)

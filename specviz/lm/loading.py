@@ -14,7 +14,7 @@ Device and dtype are checked, and every file is found, before any weights are re
 >>> format_prompt(None, "hi")
 Traceback (most recent call last):
 ...
-ValueError: format_prompt needs a tokenizer, got None
+TypeError: tokenizer must be a Hugging Face tokenizer, got None
 """
 
 from __future__ import annotations
@@ -122,12 +122,12 @@ def format_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | boo
     encoded without special tokens, as transformers' `apply_chat_template` does, so a
     BOS in the template appears once.
     """
-    if tokenizer is None:
-        raise ValueError("format_prompt needs a tokenizer, got None")
+    if tokenizer is None or not callable(getattr(tokenizer, "encode", None)) or isinstance(tokenizer, (str, bytes)):
+        raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got {tokenizer!r}")
     if not isinstance(text, str):
-        raise TypeError(f"format_prompt takes text (a str), got {type(text).__name__}")
+        raise TypeError(f"text (the prompt) must be a str, got {type(text).__name__}")
     if not text:
-        raise ValueError("the prompt is empty: type at least one character")
+        raise ValueError("text (the prompt) is empty: type at least one character")
     if chat not in ("auto", True, False):
         raise ValueError(f"chat must be 'auto', True or False, got {chat!r}")
     has_template = bool(getattr(tokenizer, "chat_template", None))

@@ -42,12 +42,16 @@ def compare(
     decoders are warmed up first on a few tokens. With temperature 0 `greedy_equal` says whether
     the two outputs are identical, as they must be.
     """
-    from .engine import autoregressive_generate, speculative_generate  # torch: imported when a run starts
+    from ..checks import integer
+    from .engine import MAX_NEW_TOKENS, autoregressive_generate, check_pair, speculative_generate
     from .stats import spec_stats
 
+    check_pair(pair)
+    max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
+    warmup_tokens = integer(warmup_tokens, "warmup_tokens", lo=0, hi=MAX_NEW_TOKENS)
     kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, threads=threads, chat=chat)
     if warmup_tokens:
-        n = min(int(warmup_tokens), int(max_new_tokens))
+        n = min(warmup_tokens, max_new_tokens)
         autoregressive_generate(pair, prompt, n, seed=seed, **kw)
         speculative_generate(pair, prompt, n, gamma, seed=seed, **kw)
     ar = autoregressive_generate(pair, prompt, max_new_tokens, seed=seed, **kw)

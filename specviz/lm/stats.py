@@ -134,7 +134,10 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
     if not isinstance(results, (list, tuple)):
         results = [results]
     if not results:
-        raise ValueError("no generation results to summarise")
+        raise ValueError("results is empty: no generation results to summarise")
+    for r in results:
+        if not hasattr(r, "steps") or not hasattr(r, "new_ids"):
+            raise TypeError(f"results must be GenerationResults (from speculative_generate), got {type(r).__name__}")
     gamma = max(r.gamma for r in results)
     steps = [s for r in results for s in r.steps]
     full = [s for s in steps if s.gamma == gamma and gamma > 0]  # the last step of a run may draft fewer
