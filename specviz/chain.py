@@ -227,7 +227,7 @@ def sequence_index(sequences: np.ndarray, V: int) -> np.ndarray:
             f"sequences must be an (n, L) array of integer token ids, got {sequences.dtype} {sequences.shape}"
         )
     if sequences.size and (sequences.min() < 0 or sequences.max() >= V):
-        raise ValueError(f"sequences hold ids outside 0..{V - 1}")
+        raise ValueError(f"sequences hold ids outside 0..{V - 1} (V = {V} tokens)")
     if sequences.shape[1] * math.log(V) >= 63 * math.log(2):
         raise ValueError(f"V = {V} and length {sequences.shape[1]}: V**length sequences overflow an int64 index")
     weights = V ** np.arange(sequences.shape[1] - 1, -1, -1)
