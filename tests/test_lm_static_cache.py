@@ -339,3 +339,34 @@ def test_load_pair_static_cache_option_gives_the_same_tokens():
             speculative_generate(fast, "ROMEO:\n", 24, gamma, temperature=0).new_ids
             == speculative_generate(plain, "ROMEO:\n", 24, gamma, temperature=0).new_ids
         )
+
+
+def test_static_sessions_never_read_the_device_themselves(monkeypatch):
+    """Rollbacks with the logits at hand move only the write position: no read of the ids by the session.
+
+    (transformers' own mask code for a StaticCache reads a padding mask per forward; only reads made by
+    specviz's session code count here: before, every rollback copied the ids to the host.)
+    """
+    import traceback
+
+    plain = load_pair(device="cpu", progress=False)
+    pair = Pair(StaticHFModel(plain.target.model, "t"), StaticHFModel(plain.draft.model, "d"), plain.tokenizer)
+    session_reads = []
+    for name in ("item", "tolist", "numpy", "__int__", "__bool__", "__float__", "__index__", "cpu"):
+        orig = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _orig=orig, _name=name, **k):
+            caller = traceback.extract_stack(limit=2)[0].filename
+            if caller.endswith(("lm/static_cache.py", "lm/models.py")):
+                session_reads.append(_name)
+            return _orig(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    T, D = pair.target.session([72, 101, 108]), pair.draft.session([72, 101, 108])
+    session_reads.clear()  # the constructor checks the cache grew, once per session
+    r = speculative_generate(pair, [72, 101, 108], 40, 4, seed=0)
+    monkeypatch.undo()
+    assert T.length == 3 and D.length == 3
+    assert any(st.accepted < st.gamma for st in r.steps)  # rollbacks happened
+    reads_per_generation = len(session_reads)
+    assert reads_per_generation <= 2, f"session code read the device {reads_per_generation} times: {session_reads}"

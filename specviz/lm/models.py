@@ -72,13 +72,17 @@ class Session:
         if len(ids) == 0:
             return self.next_logits.new_zeros((0, self.next_logits.shape[-1]))
         rows = self._forward(ids)  # (k, V)
-        if isinstance(ids, torch.Tensor) or self._pending:  # device ids wait until .tokens is read: no sync
+        self._record(ids)
+        self.next_logits = rows[-1]
+        return rows
+
+    def _record(self, ids) -> None:
+        """Remember ids just read: a device tensor waits until .tokens is read (no sync here)."""
+        if isinstance(ids, torch.Tensor) or self._pending:
             self._pending.append(ids)
             self._n_pending += len(ids)
         else:
             self._tokens.extend(ids)
-        self.next_logits = rows[-1]
-        return rows
 
     def _drop_tail(self, n: int) -> None:
         """Forget the last n ids (slicing ids still on the device, without reading them)."""

@@ -91,9 +91,7 @@ class StaticSession(Session):
         self.model = model
         self.cache = cache
         self.next_logits = None
-        self._tokens: list[int] = []
-        self._pending: list[torch.Tensor] = []  # device tensors of ids not yet copied into _tokens
-        self._length = 0
+        self.tokens = []  # the base class keeps device ids on the device until .tokens is read
         x, host_ids = self._as_input(prompt_ids)
         if x.shape[1] == 0:
             raise ValueError("the prompt is empty: give at least one token")
@@ -114,25 +112,11 @@ class StaticSession(Session):
         # the cache must have grown by the prompt: a model that ignores it (an older model class, an unknown
         # keyword) leaves it empty. 4.x counts occupied slots, which may include padding beyond the position.
         seen = int(cache.get_seq_length())
-        if seen < self._length or (seen != self._length and model.rollback_by != "cache_position"):
+        if seen < self.length or (seen != self.length and model.rollback_by != "cache_position"):
             raise RuntimeError(
-                f"transformers {transformers_version()}: after reading {self._length} prompt tokens the StaticCache "
+                f"transformers {transformers_version()}: after reading {self.length} prompt tokens the StaticCache "
                 f"of {type(model.model).__name__} holds {seen}, so the model did not use it; use HFModel instead"
             )
-
-    @property
-    def length(self) -> int:
-        """Number of tokens read so far."""
-        return self._length
-
-    @property
-    def tokens(self) -> list:
-        """The ids read so far (copies any still on the device to the host)."""
-        if self._pending:
-            for t in self._pending:
-                self._tokens.extend(t.tolist())
-            self._pending.clear()
-        return self._tokens
 
     def _as_input(self, ids) -> tuple:
         """ids (a list or a 1-D integer tensor) -> ((1, k) int64 tensor on the device, the ids as a list or None)."""
@@ -170,45 +154,20 @@ class StaticSession(Session):
         m = self.model
         if k == 0:
             return torch.zeros((0, m.vocab_size), device=m.device)
-        if self._length + k > m.max_length:
+        n = self.length
+        if n + k > m.max_length:
             raise ValueError(
-                f"{m.name}: reading {k} more tokens after {self._length} overflows its static cache of "
+                f"{m.name}: reading {k} more tokens after {n} overflows its static cache of "
                 f"{m.max_length} tokens (max_length)"
             )
-        rows = m.forward_at(self.cache, x, self._length, eager=prefill)
-        if host_ids is None:
-            self._pending.append(x[0])
-        else:
-            self.tokens.extend(host_ids)
-        self._length += k
+        rows = m.forward_at(self.cache, x, n, eager=prefill)
+        self._record(x[0] if host_ids is None else host_ids)
         self.next_logits = rows[-1]
         return rows
 
-    def truncate(self, length: int, next_logits=None) -> None:
-        """Forget everything after the first `length` tokens: O(1), only the write position moves back.
-
-        `next_logits` are the logits after token length-1; without them that token is re-read.
-        """
-        if not 0 < length <= self._length:
-            raise ValueError(f"cannot truncate a session of {self._length} tokens to {length}")
-        drop = self._length - length
-        if drop == 0:
-            if next_logits is not None:
-                self.next_logits = next_logits
-            return
-        toks = self.tokens
-        if next_logits is None:  # re-read the last kept token to get its logits
-            last = toks[length - 1]
-            self._rewind(drop + 1)
-            self.feed([last])
-            return
-        self._rewind(drop)
-        self.next_logits = next_logits
-
-    def _rewind(self, n_drop: int) -> None:
+    def _crop(self, n_drop: int) -> None:
+        """Roll back: O(1), only the write position moves back (the base class's truncate calls this)."""
         self.model.rewind(self.cache, n_drop)
-        self._length -= n_drop
-        del self.tokens[self._length :]
 
 
 class StaticHFModel(LanguageModel):
