@@ -106,11 +106,11 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 
 # jupytext pairs (notebooks/jupytext.toml): the newer of NAME.md / NAME.ipynb wins; outputs are then cleared.
-NOTEBOOK_TEXTS := $(filter-out notebooks/README.md,$(wildcard notebooks/*.md))
+NOTEBOOK_TEXTS := $(filter-out %/README.md,$(wildcard notebooks/*.md notebooks/zh/*.md))
 
 notebooks: $(STAMP)
 	$(VENV)/bin/jupytext --quiet --sync $(NOTEBOOK_TEXTS)
-	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN notebooks/*.ipynb
+	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN $(wildcard notebooks/*.ipynb notebooks/zh/*.ipynb)
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)

@@ -20,6 +20,7 @@ from .chain import (
     spec_chain_sample,
     tutorial_pair,
 )
+from .display import notebook_setup
 from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
 from .multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
@@ -78,6 +79,7 @@ def spec_sample_torch(*args, **kwargs):
 # Widget apps and figure builders import plotly/ipywidgets; load them on first use.
 _LAZY = {
     "figures": ("specviz.figures", None),
+    "exercises": ("specviz.exercises", None),
     "widgets": ("specviz.widgets", None),
     "money_diagram_app": ("specviz.widgets", "money_diagram_app"),
     "monte_carlo_app": ("specviz.widgets", "monte_carlo_app"),
@@ -166,6 +168,8 @@ __all__ = [  # the public API (the lazy UI names load plotly/ipywidgets on first
     "TUTORIAL_Q",
     "TUTORIAL_VOCAB",
     "spec_sample_torch",
+    "notebook_setup",
+    "exercises",
     "figures",
     "widgets",
     "money_diagram_app",

@@ -25,13 +25,24 @@ CELL_TIMEOUT_S = 120
 SYNC_HINT = "run `make notebooks` (= .venv/bin/jupytext --sync notebooks/*.md, then clear outputs)"
 CELL_METADATA_COMPARED = ("tags", "slideshow")  # the cell metadata that changes how a notebook reads
 
-ALL_NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+ZH_DIR = NOTEBOOK_DIR / "zh"  # the Chinese twins: same file names, same code cells, Chinese prose
+ALL_NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(ZH_DIR.glob("*.ipynb"))
 TUTORIALS = [p for p in ALL_NOTEBOOKS if re.match(r"\d\d_", p.name)]
-TEXT_SOURCES = sorted(p for p in NOTEBOOK_DIR.glob("*.md") if p != INDEX)
+EN_TUTORIALS = [p for p in TUTORIALS if p.parent == NOTEBOOK_DIR]
+TEXT_SOURCES = sorted(p for p in [*NOTEBOOK_DIR.glob("*.md"), *ZH_DIR.glob("*.md")] if p.name != "README.md")
+SETUP_CALL = re.compile(r"""sv\.notebook_setup\(lang=["'](en|zh)["']\)""")
+MARKERS = {  # what every tutorial's prose holds, per language
+    "en": {"goals": "What you will learn", "check": "Check yourself", "summary": "## Summary"},
+    "zh": {"goals": "你将学到", "check": "自我检验", "summary": "## 小结"},
+}
 
 
 def _ids(paths):
-    return [p.stem for p in paths]
+    return [("zh/" if p.parent == ZH_DIR else "") + p.stem for p in paths]
+
+
+def _lang(path: Path) -> str:
+    return "zh" if path.parent == ZH_DIR else "en"
 
 
 def _read(path: Path) -> nbformat.NotebookNode:
@@ -85,7 +96,7 @@ def test_notebooks_are_paired_with_myst_markdown():
 
 
 def test_every_notebook_has_its_text_source():
-    notebooks, texts = {p.stem for p in ALL_NOTEBOOKS}, {p.stem for p in TEXT_SOURCES}
+    notebooks, texts = {p.with_suffix("") for p in ALL_NOTEBOOKS}, {p.with_suffix("") for p in TEXT_SOURCES}
     assert notebooks - texts == set(), f"notebooks without a .md text source ({SYNC_HINT}): {sorted(notebooks - texts)}"
     assert texts - notebooks == set(), f"text sources without a .ipynb ({SYNC_HINT}): {sorted(texts - notebooks)}"
 
@@ -148,19 +159,89 @@ def test_tutorial_structure(path):
     """Learning goals first, a 'Check yourself' question with a folded <details> answer, a summary."""
     nb = _read(path)
     text = _markdown(nb)
+    marks = MARKERS[_lang(path)]
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), "first cell: the title"
-    assert "What you will learn" in text
-    check = [c.source for c in nb.cells if c.cell_type == "markdown" and "Check yourself" in c.source]
-    assert check, f"{path.name} has no 'Check yourself' section"
+    assert marks["goals"] in text
+    check = [c.source for c in nb.cells if c.cell_type == "markdown" and marks["check"] in c.source]
+    assert check, f"{path.name} has no {marks['check']!r} section"
     assert any("<details>" in s and "</details>" in s and "<summary>" in s for s in check), (
         f"{path.name}: the check-yourself answer must be hidden in a <details> block"
     )
-    assert "## Summary" in text or "| **Central result** |" in text
+    assert marks["summary"] in text or "| **Central result** |" in text
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=_ids(TUTORIALS))
+def test_tutorial_sets_up_its_language_first(path):
+    """The first code cell calls sv.notebook_setup(lang=...) with the notebook's own language."""
+    code = [c.source for c in _read(path).cells if c.cell_type == "code"]
+    found = SETUP_CALL.findall(code[0]) if code else []
+    assert found == [_lang(path)], f"{path.name}: first code cell must call sv.notebook_setup(lang={_lang(path)!r})"
+
+
+def code_differences(en: Path, zh: Path) -> list[str]:
+    """Where the code cells of a tutorial and its Chinese twin differ, beyond the language of notebook_setup."""
+
+    def code(path):
+        return [
+            SETUP_CALL.sub('sv.notebook_setup(lang="en")', c.source) for c in _read(path).cells if c.cell_type == "code"
+        ]
+
+    a, b = code(en), code(zh)
+    problems = [
+        f"code cell {i} differs: {x.splitlines()[:1]} vs {y.splitlines()[:1]}"
+        for i, (x, y) in enumerate(zip(a, b))
+        if x != y
+    ]
+    if len(a) != len(b):
+        problems.append(f"{len(a)} code cells in English, {len(b)} in Chinese")
+    return problems
+
+
+def english_twins():
+    return [p for p in ALL_NOTEBOOKS if p.parent == NOTEBOOK_DIR and p.name != "dashboard.ipynb"]
+
+
+@pytest.mark.parametrize("path", english_twins(), ids=_ids(english_twins()))
+def test_chinese_twin_has_the_same_code(path):
+    """Every tutorial (and the solutions notebook) exists in Chinese with identical code cells."""
+    twin = ZH_DIR / path.name
+    assert twin.exists(), f"{path.name} has no Chinese twin at notebooks/zh/{path.name}"
+    problems = code_differences(path, twin)
+    assert not problems, f"{path.name} and zh/{path.name}: " + "; ".join(problems[:3])
+    assert re.search(r"[\u4e00-\u9fff]", _markdown(_read(twin))), f"zh/{path.name} has no Chinese prose"
+
+
+def test_twin_check_catches_a_code_edit(tmp_path):
+    """The code comparison fails when a code cell of the twin changes, and ignores only the setup language."""
+    en = NOTEBOOK_DIR / "10_recap.ipynb"
+    nb = _read(en)
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[first].source = nb.cells[first].source.replace('lang="en"', 'lang="zh"')
+    twin = tmp_path / "10_recap.ipynb"
+    nbformat.write(nb, str(twin))
+    assert code_differences(en, twin) == []
+    last = max(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[last].source += "\nprint('extra')"
+    nbformat.write(nb, str(twin))
+    assert "differs" in " ".join(code_differences(en, twin))
+
+
+@pytest.mark.parametrize("path", EN_TUTORIALS, ids=_ids(EN_TUTORIALS))
+def test_tutorial_has_checked_exercises(path):
+    """2-4 exercises per tutorial in specviz.exercises, each checked by a code cell of the notebook."""
+    from specviz import exercises
+
+    number = path.name[:2]
+    found = [ex.id for ex in exercises.exercises(number)]
+    assert 2 <= len(found) <= 4, f"{path.name}: {len(found)} exercises registered for tutorial {number} (want 2-4)"
+    code = "\n".join(c.source for c in _read(path).cells if c.cell_type == "code")
+    unchecked = [i for i in found if not re.search(rf"""exercises\.check\(["']{re.escape(i)}["']""", code)]
+    assert not unchecked, f"{path.name} never calls sv.exercises.check on {unchecked}"
 
 
 def test_index_lists_every_tutorial():
     index = INDEX.read_text(encoding="utf-8")
-    missing = [p.name for p in TUTORIALS if f"({p.name})" not in index]
+    missing = [p.name for p in EN_TUTORIALS if f"({p.name})" not in index]
     assert not missing, f"notebooks/README.md does not link {missing}"
 
 

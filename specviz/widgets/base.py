@@ -9,6 +9,7 @@ import re
 import ipywidgets as W
 
 from .fastload import defer_rfc3987_syntax
+from .snapshot import snapshot_html, snapshots_enabled
 
 ERROR_STYLE = "color:#cf222e;background:#ffebe9;border:1px solid #ff818266;padding:4px 8px;border-radius:4px"
 """CSS of an app's error message."""
@@ -76,6 +77,13 @@ class App(W.VBox):
         self.last_error = None
         if self.message.value:
             self.message.value = ""
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus (when snapshots are on) a static HTML snapshot for viewers without a kernel."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None and snapshots_enabled():
+            bundle["text/html"] = snapshot_html(self)
+        return bundle
 
     @property
     def message_text(self) -> str:

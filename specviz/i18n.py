@@ -1,0 +1,69 @@
+"""The message catalogue: every piece of UI and figure text, in English and Chinese.
+
+`t(key)` returns the text of `key` in the current language; `set_language("zh")` switches.
+Figure builders and widgets read their titles, labels and legends from here, so one
+switch changes the dashboard, the apps and the figures together.
+
+>>> set_language("zh"); t("lang.name")
+'中文'
+>>> set_language("en"); t("lang.name")
+'English'
+>>> t("no.such.key")
+Traceback (most recent call last):
+...
+KeyError: "no message 'no.such.key' in specviz.i18n.CATALOGUE"
+"""
+
+from __future__ import annotations
+
+import os
+
+LANGUAGES = ("en", "zh")
+"""The languages every message exists in."""
+
+CATALOGUE: dict[str, dict[str, str]] = {
+    "lang.name": {"en": "English", "zh": "中文"},
+    "lang.toggle": {"en": "Language", "zh": "语言"},
+}
+"""key -> {language: text}. Text may hold `str.format` fields, filled by `t(key, **fields)`."""
+
+_current = os.environ.get("SPECVIZ_LANG", "en") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
+
+
+def check_language(lang) -> str:
+    """`lang` if it is a supported language code, else a ValueError naming the choices."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
+    return lang
+
+
+def set_language(lang: str) -> None:
+    """Make `lang` ("en" or "zh") the language of everything built from now on."""
+    global _current
+    _current = check_language(lang)
+
+
+def language() -> str:
+    """The current language code ("en" unless set_language or $SPECVIZ_LANG chose another)."""
+    return _current
+
+
+def t(key: str, lang: str | None = None, **fields) -> str:
+    """The message `key` in `lang` (default: the current language), with `fields` filled in."""
+    try:
+        entry = CATALOGUE[key]
+    except KeyError:
+        raise KeyError(f"no message {key!r} in specviz.i18n.CATALOGUE") from None
+    text = entry[check_language(lang) if lang is not None else _current]
+    return text.format(**fields) if fields else text
+
+
+def register(messages: dict[str, dict[str, str]]) -> None:
+    """Add `messages` (key -> {"en": ..., "zh": ...}) to the catalogue; every language is required."""
+    for key, entry in messages.items():
+        missing = [lang for lang in LANGUAGES if not entry.get(lang)]
+        if missing:
+            raise ValueError(f"message {key!r} has no text in {', '.join(missing)}")
+        if key in CATALOGUE and CATALOGUE[key] != entry:
+            raise ValueError(f"message {key!r} is already in the catalogue with other text")
+        CATALOGUE[key] = dict(entry)
