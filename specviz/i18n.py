@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import os
 
+from .messages import MESSAGES
+
 LANGUAGES = ("en", "zh")
 """The languages every message exists in."""
 
-CATALOGUE: dict[str, dict[str, str]] = {
-    "lang.name": {"en": "English", "zh": "中文"},
-    "lang.toggle": {"en": "Language", "zh": "语言"},
-}
-"""key -> {language: text}. Text may hold `str.format` fields, filled by `t(key, **fields)`."""
+CATALOGUE: dict[str, dict[str, str]] = MESSAGES
+"""key -> {language: text} (the dict of specviz.messages). Text may hold `str.format` fields, filled by `t`."""
 
 _current = os.environ.get("SPECVIZ_LANG", "en") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
 
