@@ -18,7 +18,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "exercise.number_off": {
         "en": "{got} is not the value asked for (tolerance {tol}).",
-        "zh": "{got} 不是所求的值（容差 {tol})。",
+        "zh": "{got} 不是所求的值（容差 {tol}）。",
     },
     "exercise.not_number": {"en": "expected a number, got {got}.", "zh": "需要一个数，得到的是 {got}。"},
     "exercise.not_callable": {"en": "expected a function, got {got}.", "zh": "需要一个函数，得到的是 {got}。"},

@@ -9,8 +9,8 @@ number_exercise(
     "1.1",
     "01",
     {
-        "en": "By how much does the draft over-propose dog in the running example: q(dog) − p(dog)?",
-        "zh": "在贯穿全文的例子里，草稿模型给 dog 多给了多少概率：q(dog) − p(dog)?",
+        "en": "By how much does the draft over-propose dog in the running example: q(dog) − p(dog)？",
+        "zh": "在贯穿全文的例子里，草稿模型给 dog 多给了多少概率：q(dog) − p(dog)？",
     },
     answer=lambda: Q[1] - P[1],
     hints=[
