@@ -10,6 +10,7 @@ with notebooks/ as the working directory; any cell error fails the test.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -261,3 +262,41 @@ def test_notebook_executes(path):
         pytest.fail(f"{path.name} failed to execute:\n{e}", pytrace=False)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, f"{path.name}: {errors[0].ename}: {errors[0].evalue}"
+    if path.name != "dashboard.ipynb":
+        assert_static_pictures(nb, path.name)
+
+
+def static_picture_problems(nb) -> list[str]:
+    """Outputs a reader without a kernel would see as nothing: plotly figures without a PNG, apps without a snapshot."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "application/vnd.plotly.v1+json" in data and "image/png" not in data:
+                problems.append(f"cell {i}: a plotly figure without a static PNG")
+            if "application/vnd.jupyter.widget-view+json" in data and "<img" not in data.get("text/html", ""):
+                problems.append(f"cell {i}: a widget without a static snapshot")
+    return problems
+
+
+def assert_static_pictures(nb, name: str) -> None:
+    """Every figure and app output carries its static picture (needs Chromium for kaleido; CI has it)."""
+    from specviz.figures import find_browser
+
+    if find_browser() is None and os.environ.get("CI") != "true":
+        return  # no browser here: kaleido cannot draw; CI installs Chromium, so this never skips there
+    problems = static_picture_problems(nb)
+    assert not problems, f"{name}: " + "; ".join(problems[:5])
+
+
+def test_static_picture_check_can_fail():
+    cell = nbformat.v4.new_code_cell("fig")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"application/vnd.plotly.v1+json": {}})]
+    widget = nbformat.v4.new_code_cell("app")
+    view = {"application/vnd.jupyter.widget-view+json": {}, "text/html": "<div></div>"}
+    widget.outputs = [nbformat.v4.new_output("display_data", data=view)]
+    nb = nbformat.v4.new_notebook(cells=[cell, widget])
+    assert len(static_picture_problems(nb)) == 2
+    cell.outputs[0].data["image/png"] = "iVBOR"
+    widget.outputs[0].data["text/html"] = "<img src='data:image/png;base64,iVBOR'>"
+    assert static_picture_problems(nb) == []

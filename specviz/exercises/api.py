@@ -1,4 +1,4 @@
-"""What a notebook calls: `check(id, answer)`, `hint(id)`, `solution(id)`, `exercises(notebook)`, `run_solution(id)`."""
+"""What a notebook calls: `check(id, answer)`, `hint(id)`, `solution(id)`, `question(id)`, `exercises(notebook)`, `run_solution(id)`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ def get(id: str) -> Exercise:
         return REGISTRY[str(id)]
     except KeyError:
         raise KeyError(f"no exercise {id!r}; known: {', '.join(sorted(REGISTRY))}") from None
+
+
+def question(id: str) -> str:
+    """The question of exercise `id` in the current language."""
+    return text(get(id).question)
 
 
 def check(id: str, answer) -> Feedback:
