@@ -17,6 +17,8 @@ RENDERER = "specviz_static"
 
 def notebook_setup(lang: str = "en", static: bool = True) -> None:
     """Set the language ("en" or "zh") and, with `static`, add static images to figure and app outputs."""
+    if not isinstance(static, bool):
+        raise ValueError(f"static must be True or False, got {static!r}")
     set_language(lang)
     import plotly.io as pio
 

@@ -32,7 +32,7 @@ _current = os.environ.get("SPECVIZ_LANG", "en") if os.environ.get("SPECVIZ_LANG"
 def check_language(lang) -> str:
     """`lang` if it is a supported language code, else a ValueError naming the choices."""
     if lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
+        raise ValueError(f"unknown language lang={lang!r}: choose one of {', '.join(LANGUAGES)}")
     return lang
 
 
