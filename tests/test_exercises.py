@@ -42,7 +42,9 @@ def test_wrong_answers_fail(ex):
 @pytest.mark.parametrize("ex", ALL, ids=IDS)
 def test_unanswered_and_garbage_never_raise(ex):
     assert not exercises.check(ex.id, None).answered
-    for junk in ("cat", float("nan"), [np.nan], lambda *a: None):
+    if ex.kind in ("function", "verifier"):  # the notebook's placeholder `def f(...): return None`
+        assert not exercises.check(ex.id, lambda *a: None).answered
+    for junk in ("cat", float("nan"), [np.nan], lambda *a: 7):
         feedback = exercises.check(ex.id, junk)  # feedback, never an exception
         assert not feedback.passed, f"{ex.id} accepts {junk!r}"
 

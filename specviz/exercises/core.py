@@ -139,7 +139,10 @@ def function_exercise(
         for p, q in cases():
             want = np.asarray(reference(p, q), dtype=float)
             try:
-                got = np.asarray(f(np.array(p, dtype=float), np.array(q, dtype=float)), dtype=float)
+                raw = f(np.array(p, dtype=float), np.array(q, dtype=float))
+                if raw is None:  # the notebook's `return None` placeholder: not answered yet
+                    return Feedback(False, t("exercise.unanswered", id=id), answered=False)
+                got = np.asarray(raw, dtype=float)
             except Exception as e:  # noqa: BLE001 - the learner's code may raise anything
                 detail = t("exercise.case_raised", p=fmt(p), q=fmt(q), error=f"{type(e).__name__}: {e}")
                 return Feedback(False, t("exercise.wrong", detail=detail))
@@ -174,6 +177,8 @@ def verifier_exercise(
             return Feedback(False, t("exercise.wrong", detail=t("exercise.not_callable", got=fmt(f))))
         for p, q in pairs():
             try:
+                if f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0)) is None:
+                    return Feedback(False, t("exercise.unanswered", id=id), answered=False)
                 report = audit(f, p, q, n=n, seed=0)
             except Exception as e:  # noqa: BLE001 - the learner's code may raise anything
                 detail = t("exercise.case_raised", p=fmt(p), q=fmt(q), error=f"{type(e).__name__}: {e}")

@@ -1,0 +1,112 @@
+"""Exercises of tutorial 10 (recap): the pitfalls in numbers, and a verifier of your own graded by `audit`."""
+
+import numpy as np
+
+from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..rules import output_dist
+from ..verifiers import BUGGY_VERIFIERS
+from .core import number_exercise, verifier_exercise
+
+P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
+
+
+def verifier_pairs() -> list[tuple]:
+    """(p, q) pairs that grade a verifier: the running example, q = p, disjoint supports, random pairs (seed 10)."""
+    rng = np.random.default_rng(10)
+    pairs = [(P, Q), (P, P), ((0.0, 0.5, 0.5), (1.0, 0.0, 0.0))]
+    pairs += [(rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))) for _ in range(2)]
+    return pairs
+
+
+number_exercise(
+    "10.1",
+    "10",
+    {
+        "en": "A verifier repairs a rejection by drawing from the target p instead of from (p − q)⁺ / Z. "
+        "On the running example, with what probability does it output cat?",
+        "zh": "某个验证器在拒绝后直接从目标分布 p 重新采样，而不是从 (p − q)⁺ / Z 采样。"
+        "在贯穿全文的例子上，它输出 cat 的概率是多少？",
+    },
+    answer=lambda: float(output_dist(P, Q, rule="resample_target")[0]),
+    hints=[
+        {
+            "en": "P(out = cat) = P(cat and accept) + P(reject)·p(cat).",
+            "zh": "P(输出 = cat) = P(cat 且被接受) + P(拒绝)·p(cat)。",
+        },
+        {
+            "en": "P(cat and accept) = min(p(cat), q(cat)), and P(reject) = 1 − Σ_x min(p(x), q(x)).",
+            "zh": "P(cat 且被接受) = min(p(cat), q(cat))，P(拒绝) = 1 − Σ_x min(p(x), q(x))。",
+        },
+    ],
+    solution="answer = sv.output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, rule='resample_target')[0]",
+    wrong=[0.6],  # what a lossless verifier gives
+)
+
+number_exercise(
+    "10.2",
+    "10",
+    {
+        "en": "Another verifier repairs from |p − q| (normalised) instead of (p − q)⁺. "
+        "On the running example, with what probability does it output dog?",
+        "zh": "另一个验证器拒绝后从 |p − q|（归一化后）采样，而不是从 (p − q)⁺ 采样。"
+        "在贯穿全文的例子上，它输出 dog 的概率是多少？",
+    },
+    answer=lambda: float(output_dist(P, Q, rule="abs_residual")[1]),
+    hints=[
+        {
+            "en": "The accepted part is unchanged: min(p(dog), q(dog)).",
+            "zh": "接受的那部分不变：min(p(dog), q(dog))。",
+        },
+        {
+            "en": "The repair now also gives dog a share: P(reject)·|p(dog) − q(dog)| / Σ_x |p(x) − q(x)|.",
+            "zh": "补救这一步现在也会分给 dog 一份：P(拒绝)·|p(dog) − q(dog)| / Σ_x |p(x) − q(x)|。",
+        },
+    ],
+    solution="answer = sv.output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, rule='abs_residual')[1]",
+    wrong=[0.3],  # what a lossless verifier gives
+)
+
+verifier_exercise(
+    "10.3",
+    "10",
+    {
+        "en": "Write your own verifier my_verifier(p, q, n, rng) -> n token ids: draw n draft tokens from q, keep "
+        "each with probability min(1, p/q), and replace every rejected one by a draw from (p − q)⁺ / Z. It is "
+        "graded by sv.audit on the running example, on q = p, on disjoint supports and on random pairs.",
+        "zh": "写一个自己的验证器 my_verifier(p, q, n, rng)，返回 n 个词的编号：从 q 采 n 个草稿词，每个以 min(1, p/q) "
+        "的概率保留，被拒绝的词用从 (p − q)⁺ / Z 采出的词替换。评分由 sv.audit 完成，用例包括贯穿全文的例子、q = p、"
+        "支撑集不相交和随机分布对。",
+    },
+    pairs=verifier_pairs,
+    hints=[
+        {
+            "en": "rng.choice(len(q), size=n, p=q) draws the drafts; rng.random(n) gives the uniform numbers r.",
+            "zh": "rng.choice(len(q), size=n, p=q) 采出草稿词；rng.random(n) 给出均匀随机数 r。",
+        },
+        {
+            "en": "Where q(x) = 0 the ratio p/q is never needed (x is never drafted): use np.divide(p, q, "
+            "out=np.ones_like(p), where=q > 0). When q = p nothing is rejected, so do not normalise an all-zero residual.",
+            "zh": "q(x) = 0 的词永远不会被提议，用不到 p/q：可以写 np.divide(p, q, out=np.ones_like(p), where=q > 0)。"
+            "q = p 时不会有拒绝，所以不要去归一化一个全为 0 的残差。",
+        },
+        {
+            "en": "sv.correct_verifier is a reference implementation; read it with sv.correct_verifier?? after trying.",
+            "zh": "sv.correct_verifier 是一个参考实现；自己试过之后，可以用 sv.correct_verifier?? 查看源码。",
+        },
+    ],
+    solution=(
+        "def my_verifier(p, q, n, rng):\n"
+        "    drafts = rng.choice(len(q), size=n, p=q)\n"
+        "    ratio = np.divide(p, q, out=np.ones_like(p), where=q > 0)\n"
+        "    keep = rng.random(n) < np.minimum(1.0, ratio[drafts])\n"
+        "    out = drafts.copy()\n"
+        "    rejected = int((~keep).sum())\n"
+        "    if rejected:\n"
+        "        res = np.maximum(p - q, 0.0)\n"
+        "        out[~keep] = rng.choice(len(p), size=rejected, p=res / res.sum())\n"
+        "    return out\n"
+        "\n"
+        "answer = my_verifier"
+    ),
+    wrong=[BUGGY_VERIFIERS[name] for name in ("resample_from_p", "abs_residual", "inverted_ratio", "off_by_one")],
+)
