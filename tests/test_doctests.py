@@ -25,6 +25,7 @@ MODULES = [
     "specviz.lm.stats",
     "specviz.lm.run",
     "specviz.lm.models",
+    "specviz.lm.vllm",
 ]
 
 

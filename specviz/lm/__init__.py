@@ -27,6 +27,7 @@ from .prompt_lookup import PromptLookupModel
 from .run import compare
 from .static_cache import StaticHFModel
 from .stats import SpecStats, spec_stats
+from .vllm import SpecCounters, parse_vllm_metrics, read_vllm_metrics
 
 __all__ = [
     "GenerationResult",
@@ -51,4 +52,7 @@ __all__ = [
     "SpecStats",
     "spec_stats",
     "StaticHFModel",
+    "SpecCounters",
+    "parse_vllm_metrics",
+    "read_vllm_metrics",
 ]

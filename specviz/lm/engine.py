@@ -408,7 +408,9 @@ class SpeculativeEngine:
         before = T.next_logits
         feed = torch.cat([pend_t, x])
         rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
-        all_rows = torch.cat([before[None], rows], dim=0)  # all_rows[i]: logits after T.length_old - 1 + i tokens
+        # all_rows[i]: logits after T.length_old - 1 + i tokens, on the target's one device (`.to` is a no-op when
+        # they are there; a model split over devices brings its logits back there, see models.main_device)
+        all_rows = torch.cat([before[None].to(dev), rows.to(dev)], dim=0)
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
         P = probs_on_device(all_rows[base : base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]

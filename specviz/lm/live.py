@@ -373,12 +373,20 @@ class LiveApp(App):
         return self._start("sweep", job, blocking)
 
 
-def live_app(pair=None, prompt: str = "ROMEO:\n", **kwargs) -> LiveApp:
+def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **kwargs):
     """The live real-model view (see `LiveApp`); `pair=None` loads the bundled offline pair.
 
     Keyword arguments: gamma, temperature, top_k, top_p, max_new_tokens, seed, target, draft,
-    device, ar_baseline, refresh_s, load.
+    device, ar_baseline, refresh_s, load. `source="http://HOST:8000"` instead shows a running
+    vLLM server's counters in the same acceptance plots (`specviz.lm.vllm_live.VLLMLiveApp`;
+    keywords interval_s, gamma, timeout).
     """
+    if source is not None:
+        from .vllm_live import VLLMLiveApp
+
+        if pair is not None:
+            raise ValueError("give a pair or a vLLM source, not both")
+        return VLLMLiveApp(source, **kwargs)
     return LiveApp(pair, prompt, **kwargs)
 
 

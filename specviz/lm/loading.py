@@ -422,10 +422,12 @@ def _dtype_keyword() -> str:
     return "dtype" if Version(transformers.__version__).release >= (4, 56) else "torch_dtype"
 
 
-def _load_model(s: _Spec, device: str, dtype, say):
+def _load_model(s: _Spec, device: str, dtype, say, device_map=None):
     from transformers import AutoModelForCausalLM
 
     kw = {_dtype_keyword(): dtype} if dtype is not None else {}
+    if device_map is not None:
+        kw["device_map"] = device_map
     t0 = time.perf_counter()
     try:
         if s.kind == "gguf":
@@ -438,19 +440,85 @@ def _load_model(s: _Spec, device: str, dtype, say):
             model = AutoModelForCausalLM.from_pretrained(s.where, local_files_only=local, **kw)
     except ImportError as e:
         need = " (GGUF files need the `gguf` package: pip install gguf)" if s.kind == "gguf" else ""
+        if device_map is not None and "accelerate" in str(e).lower():
+            need = " (device_map needs the `accelerate` package: pip install accelerate)"
         raise ValueError(f"could not load the {s.role} model {s.name!r}{need}: {e}") from None
     except (OSError, ValueError, RuntimeError) as e:
         hint = " (hub ids need network or a copy in the local Hugging Face cache)" if s.kind == "hub" else ""
         raise ValueError(f"could not load the {s.role} model {s.name!r} from {s.where}{hint}: {e}") from None
-    if dtype is None and model.dtype == torch.float16 and torch.device(device).type == "cpu":
-        model = model.float()  # fp16 matmuls are slow and less exact on CPU; checkpoints are stored in fp16
-    model = model.to(device)
+    if device_map is None:
+        if dtype is None and model.dtype == torch.float16 and torch.device(device).type == "cpu":
+            model = model.float()  # fp16 matmuls are slow and less exact on CPU; checkpoints are stored in fp16
+        model = model.to(device)  # a dispatched model stays where accelerate put it (moving it would undo the map)
     n = sum(p.numel() for p in model.parameters())
+    where = device if device_map is None else describe_device_map(model)
     say(
         f"{s.role}: {s.name} loaded in {time.perf_counter() - t0:.1f} s ({n / 1e6:.1f} M params, {model.dtype}, "
-        f"{device})"
+        f"{where})"
     )
     return model
+
+
+DEVICE_MAP_STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def check_device_map(device_map: object, name: str = "device_map") -> str | dict | None:
+    """None, an accelerate strategy ('auto', 'balanced', …) or a {module name: device} dict, checked.
+
+    Devices in a dict are GPU indices, 'cpu' or device strings ('cuda:1'); each is checked like
+    `pick_device`. 'disk' offload needs an offload folder that `load_pair` does not take.
+
+    >>> check_device_map({"": "cpu"})
+    {'': 'cpu'}
+    >>> check_device_map("everywhere")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device_map 'everywhere': use 'auto', 'balanced', 'balanced_low_0', 'sequential' or a {module name: device} dict
+    """
+    if device_map is None:
+        return None
+    if isinstance(device_map, str):
+        if device_map not in DEVICE_MAP_STRATEGIES:
+            raise ValueError(
+                f"unknown {name} {device_map!r}: use {', '.join(map(repr, DEVICE_MAP_STRATEGIES[:-1]))}, "
+                f"{DEVICE_MAP_STRATEGIES[-1]!r} or a {{module name: device}} dict"
+            )
+        return device_map
+    if not isinstance(device_map, dict) or not device_map:
+        raise TypeError(f"{name} must be a strategy such as 'auto' or a non-empty {{module name: device}} dict")
+    out = {}
+    for module, dev in device_map.items():
+        if not isinstance(module, str):
+            raise TypeError(f"{name} keys must be module names (str), got {module!r}")
+        if isinstance(dev, bool) or not isinstance(dev, (int, str, torch.device)):
+            raise TypeError(f"{name}[{module!r}] must be a GPU index, 'cpu' or a device string, got {dev!r}")
+        if isinstance(dev, int):
+            if dev < 0:
+                raise ValueError(f"{name}[{module!r}] = {dev}: a GPU index is >= 0")
+            pick_device(f"cuda:{dev}")
+        elif str(dev) in ("disk", "meta"):
+            raise ValueError(
+                f"{name}[{module!r}] = {str(dev)!r}: offloading to {str(dev)} is not supported here; map modules "
+                "to GPUs or 'cpu' (accelerate then keeps them in CPU memory and runs them on the main GPU)"
+            )
+        else:
+            pick_device(dev)
+        out[module] = dev
+    return out
+
+
+def describe_device_map(model) -> str:
+    """'device map: cuda:0 (12 modules), cuda:1 (11 modules)' for a split model, else its one device."""
+    from .models import main_device, split_device_map
+
+    dm = split_device_map(model)
+    if not dm:
+        return str(main_device(model))
+    counts: dict = {}
+    for dev in dm.values():
+        key = f"cuda:{dev}" if isinstance(dev, int) else str(dev)
+        counts[key] = counts.get(key, 0) + 1
+    return "device map: " + ", ".join(f"{d} ({n} module{'s' if n > 1 else ''})" for d, n in counts.items())
 
 
 def _load_tokenizer(s: _Spec, say):
@@ -516,6 +584,8 @@ def load_pair(
     static_cache: bool = False,
     compile: bool = False,
     verify_bucket: int | Sequence[int] = (2, 5),
+    device_map: str | dict | None = None,
+    draft_device_map: str | dict | None = None,
 ) -> Pair:
     """Load target and draft causal LMs that share a vocabulary.
 
@@ -538,10 +608,25 @@ def load_pair(
     decode and verify steps (CUDA graphs on a GPU; tens of seconds of warm-up on a CPU), verify
     chunks padded up to a `verify_bucket` length ((2, 5) covers the draft's 2-token feeds and γ = 4). If the embedding tables are padded to
     different sizes, only the shared vocabulary is compared.
+
+    `device_map` ("auto", "balanced", "sequential", or a {module name: device} dict) loads the
+    models through accelerate, split layer by layer over the GPUs of this machine (a model too
+    large for one GPU); `device` must then stay "auto". It applies to the draft too, unless
+    `draft_device_map` gives the draft its own (a dict names one model's modules). Each model
+    takes its ids on its main device and its logits are brought back there, so the engine
+    works on one device per model (`specviz.lm.models.main_device`).
     """
     say = _reporter(progress)
     explicit_device = not (device is None or (isinstance(device, str) and device == "auto"))
     dev = pick_device(device)
+    device_map = check_device_map(device_map)
+    draft_device_map = check_device_map(draft_device_map, "draft_device_map") or device_map
+    if device_map is not None and explicit_device:
+        raise ValueError(
+            f"give device={str(device)!r} or device_map={device_map!r}, not both: a device map places the models itself"
+        )
+    if device_map is not None and (static_cache or compile):
+        raise ValueError("static_cache and compile need each model on one device; they do not combine with device_map")
     dtype = parse_dtype(dtype)
     t_spec, d_spec = _resolve(target, "target"), _resolve(draft, "draft")
     state: dict = {}
@@ -556,7 +641,9 @@ def load_pair(
             if not explicit_device:
                 dev = str(t_lm.device)
         else:
-            t_lm = HFModel(_load_model(t_spec, dev, dtype, say), t_spec.name)
+            t_lm = HFModel(_load_model(t_spec, dev, dtype, say, device_map), t_spec.name)
+            if device_map is not None:
+                dev = str(t_lm.device)
         t_tok = tokenizer
         if t_tok is None and t_spec.kind != "object":
             t_tok = _load_tokenizer(t_spec, say)
@@ -569,7 +656,7 @@ def load_pair(
         elif d_spec.kind == "object":
             d_lm = _wrap(d_spec.obj, d_spec.name, dev, explicit_device)
         else:
-            d_lm = HFModel(_load_model(d_spec, dev, dtype, say), d_spec.name)
+            d_lm = HFModel(_load_model(d_spec, dev, dtype, say, draft_device_map), d_spec.name)
             if check_tokenizers and tokenizer is None:
                 d_tok = _load_tokenizer(d_spec, say)
     sizes = [t_lm.vocab_size] + ([d_lm.vocab_size] if d_lm is not None else [])

@@ -288,7 +288,9 @@ class _HFSession(Session):
                 f"after reading {x.shape[1]} tokens), so decoding would forget its context; specviz supports "
                 f"transformers>={TRANSFORMERS_FLOOR}"
             )
-        return out.logits[0, :, : m.vocab_size].float()  # (k, V) only the shared vocabulary
+        # (k, V) only the shared vocabulary; a model split over devices may return its logits on the device
+        # of its last layer: move them to the model's one device (a no-op when they are there already)
+        return out.logits[0, :, : m.vocab_size].float().to(m.device)
 
     def _crop(self, n_drop):
         self.cache.crop(-n_drop)
@@ -300,7 +302,7 @@ class HFModel(LanguageModel):
     def __init__(self, model, name: str, vocab_size: int | None = None):
         self.model = model.eval()
         self.name = name
-        self.device = next(model.parameters()).device
+        self.device = main_device(model)  # where ids go in and logits are brought back (see main_device)
         self.vocab_size = int(vocab_size or model.config.vocab_size)
         self.max_positions = getattr(model.config, "n_positions", None) or getattr(
             model.config, "max_position_embeddings", None
@@ -315,6 +317,49 @@ class HFModel(LanguageModel):
         """(len(ids), V) float logits of one uncached forward pass over `ids`, on the model's device."""
         return uncached_logits(self.model, ids, self.vocab_size, self.device)
 
+    @property
+    def device_map(self) -> dict | None:
+        """accelerate's device map of a model split over devices (module name -> device), else None."""
+        return split_device_map(self.model)
+
+
+def split_device_map(model) -> dict | None:
+    """The `hf_device_map` of a model dispatched by accelerate (None for a model on one device)."""
+    dm = getattr(model, "hf_device_map", None)
+    return dict(dm) if dm else None
+
+
+def main_device(model) -> torch.device:
+    """The one device a (possibly split) Hugging Face model takes its ids on: where the engine keeps p.
+
+    A model dispatched by accelerate (`device_map=...`) carries a hook on its root module whose
+    execution device is the main device (inputs go there, outputs come back there); without a
+    hook, the first device in `hf_device_map` that is not "cpu"/"disk" offload; otherwise the
+    device of the first parameter that is not on "meta" (offloaded weights sit on "meta").
+
+    >>> main_device(torch.nn.Linear(2, 2))
+    device(type='cpu')
+    """
+    hook = getattr(model, "_hf_hook", None)
+    dev = getattr(hook, "execution_device", None)
+    if dev is not None:
+        return _as_device(dev)
+    dm = getattr(model, "hf_device_map", None) or {}
+    on_devices = [d for d in dm.values() if str(d) not in ("cpu", "disk", "meta")]
+    if on_devices:
+        return _as_device(on_devices[0])
+    for p in model.parameters():
+        if p.device.type != "meta":
+            return p.device
+    return torch.device("cpu")
+
+
+def _as_device(dev) -> torch.device:
+    """An accelerate device (an int GPU index, a string or a torch.device) as a torch.device."""
+    if isinstance(dev, int):
+        return torch.device("cuda", dev)
+    return torch.device(dev)
+
 
 @torch.inference_mode()
 def uncached_logits(hf_model, ids, vocab_size: int, device) -> torch.Tensor:
@@ -323,4 +368,4 @@ def uncached_logits(hf_model, ids, vocab_size: int, device) -> torch.Tensor:
     if not ids:
         raise ValueError("full_logits needs at least one token id")
     x = torch.tensor([ids], dtype=torch.long, device=device)
-    return hf_model(input_ids=x, use_cache=False).logits[0, :, :vocab_size].float()
+    return hf_model(input_ids=x, use_cache=False).logits[0, :, :vocab_size].float().to(device)

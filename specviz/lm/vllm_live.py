@@ -1,0 +1,280 @@
+"""The live view of a vLLM server: its speculative-decoding counters, polled, in specviz's acceptance plots.
+
+`live_app(source="http://HOST:8000")` (or `vllm_live_app(...)`) returns a `VLLMLiveApp`: the
+server's address, a polling interval, Start / Stop / Read once, a table of vLLM's figures and
+ONE FigureWidget with the two acceptance panels of the real-model live view
+(`specviz.lm.figures.per_position_figure` and `accepted_hist_figure`), drawn from the counts
+of the last interval (`specviz.lm.vllm.SpecCounters.stats`). The first reading shows the
+totals since the server started; every later one the difference from the previous reading.
+A server that is down, a 404 or a page without speculative counters becomes a message in
+`app.message`; the app stays usable.
+
+Driving it without a browser (tests, scripts):
+
+>>> app = vllm_live_app("http://127.0.0.1:9", timeout=0.5)   # nothing listens on port 9
+>>> app.read() is None and "cannot reach the vLLM server" in app.message_text
+True
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+
+import ipywidgets as W
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..htmlkit import html_table
+from ..widgets import App
+from . import figures as LF
+from .live_jobs import JobRunner
+from .live_render import DIM_STYLE, fmt_number
+from .vllm import DEFAULT_TIMEOUT_S, SpecCounters, metrics_url, read_vllm_metrics, watch_vllm
+
+PANELS = {"per_position": (1, "Acceptance per draft position"), "accepted_hist": (2, "Accepted drafts per verify step")}
+
+
+def acceptance_patches(stats=None, gamma: int = 4) -> dict:
+    """{panel: patch} of the two acceptance panels (`per_position_patch`, `accepted_hist_patch`)."""
+    return {
+        "per_position": LF.per_position_patch(stats, gamma),
+        "accepted_hist": LF.accepted_hist_patch(stats, gamma),
+    }
+
+
+def apply_acceptance_patches(fig, patches: dict) -> None:
+    """Apply `acceptance_patches` to an `acceptance_figure` (trace data by meta, panel titles, x ranges)."""
+    by_meta = {t.meta: t for t in fig.data}
+    for panel, patch in patches.items():
+        col, title = PANELS[panel]
+        for meta, props in patch["data"].items():
+            by_meta[meta].update(props)
+        lay = patch.get("layout", {})
+        fig.layout[f"xaxis{'' if col == 1 else col}"].range = lay.get("xaxis_range")
+        for ann in fig.layout.annotations:
+            if ann.name == f"title:{panel}":
+                sub = lay.get("title_subtitle_text", "")
+                ann.text = f"<b>{title}</b>" + (
+                    f"<br><span style='font-size:11px'>{html.escape(sub)}</span>" if sub else ""
+                )
+
+
+def acceptance_figure(stats=None, gamma: int = 4, height: int = 420) -> go.Figure:
+    """Per-position acceptance and the accepted-length histogram side by side (one figure, one widget)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[t for _, t in PANELS.values()])
+    for ann, panel in zip(fig.layout.annotations, PANELS):
+        ann.update(name=f"title:{panel}", xanchor="left", align="left", yanchor="bottom")
+        ann.x = fig.layout[f"xaxis{'' if PANELS[panel][0] == 1 else 2}"].domain[0]
+    parts = {
+        "per_position": LF.per_position_figure(stats, gamma),
+        "accepted_hist": LF.accepted_hist_figure(stats, gamma),
+    }
+    for k, (panel, sub) in enumerate(parts.items(), start=1):
+        col = PANELS[panel][0]
+        for t in sub.data:
+            t.update(legend="legend" if k == 1 else "legend2")
+            fig.add_trace(t, row=1, col=col)
+        for axis in ("xaxis", "yaxis"):
+            props = sub.layout[axis].to_plotly_json()
+            props.pop("domain", None), props.pop("anchor", None)
+            getattr(fig, f"update_{axis[0]}axes")(props, row=1, col=col)
+    fig.update_layout(
+        barmode="group",
+        height=height,
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        margin=dict(l=60, r=30, t=80, b=90),
+        legend=dict(x=0, y=-0.22, orientation="h", font=dict(size=11)),
+        legend2=dict(x=0.55, y=-0.22, orientation="h", font=dict(size=11)),
+    )
+    fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444")
+    fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444")
+    apply_acceptance_patches(fig, acceptance_patches(stats, gamma))
+    return fig
+
+
+def counters_table_html(c: SpecCounters | None) -> str:
+    """vLLM's figures of one reading or interval as a table (what `specviz vllm-stats` prints)."""
+    if c is None:
+        return f"<i style='{DIM_STYLE}'>press Read once or Start polling</i>"
+    what = f"last {c.seconds:.1f} s" if c.seconds else "totals since the server started"
+    rows = [
+        ["server · engines", f"{html.escape(c.url)} · {len(c.engines) or 1}"],
+        ["counts over", what + (" (the server restarted)" if c.restarted else "")],
+        ["drafts · draft tokens · accepted", f"{int(c.drafts)} · {int(c.draft_tokens)} · {int(c.accepted)}"],
+        ["acceptance rate = accepted / draft tokens", fmt_number(c.acceptance_rate)],
+        ["mean acceptance length = 1 + accepted / drafts", fmt_number(c.mean_acceptance_length, ".2f")],
+        [
+            "per-position acceptance = accepted at i / drafts",
+            ", ".join(fmt_number(v) for v in c.per_position_acceptance),
+        ],
+        ["α implied by the mean acceptance length", fmt_number(c.implied_alpha)],
+        ["accepted tokens/s", fmt_number(c.accepted / c.seconds if c.seconds else None, ".1f")],
+    ]
+    return "<div style='padding:8px'><b>vLLM's speculative-decoding counters</b>" + html_table(rows) + "</div>"
+
+
+class VLLMLiveApp(App):
+    """A vLLM server's spec-decoding counters, read once or polled, in specviz's acceptance plots.
+
+    Handles: `url` (Text), `interval` (seconds between readings), `read_button`, `start_button`,
+    `stop_button`, `status`, `stats_html`, `figure` (one FigureWidget: `acceptance_figure`).
+    State: `last_reading` (SpecCounters totals), `shown` (the SpecCounters drawn: an interval after
+    the first reading), `history` (every interval). Methods: `read()`, `start(blocking=False,
+    count=None)`, `stop()`, `wait(timeout)`.
+    """
+
+    def __init__(
+        self,
+        source: str = "http://localhost:8000",
+        interval_s: float = 5.0,
+        gamma: int = 4,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ):
+        super().__init__()
+        self.timeout = float(timeout)
+        self.last_reading: SpecCounters | None = None
+        self.shown: SpecCounters | None = None
+        self.history: list[SpecCounters] = []
+        self.lock = threading.RLock()
+        lab = {"description_width": "90px"}
+        self.url = W.Text(value=str(source), description="vLLM server", style=lab, layout=W.Layout(width="420px"))
+        self.interval = W.BoundedFloatText(
+            value=float(interval_s),
+            min=0.01,
+            max=3600.0,
+            step=1.0,
+            description="every (s)",
+            style=lab,
+            layout=W.Layout(width="190px"),
+        )
+        self.read_button = W.Button(description="Read once", icon="download")
+        self.start_button = W.Button(description="Start polling", button_style="primary", icon="play")
+        self.stop_button = W.Button(description="Stop", icon="stop", disabled=True)
+        self.status = W.HTML("")
+        self.stats_html = W.HTML(counters_table_html(None))
+        self.figure = go.FigureWidget(acceptance_figure(None, int(gamma)))
+        self.figure.add_class("specviz-vllm-figure")
+        self.jobs = JobRunner(on_error=self.show_error, on_busy=self._busy, on_start=self.clear_message)
+        self.read_button.on_click(lambda _: self.read())
+        self.start_button.on_click(lambda _: self.start(blocking=False))
+        self.stop_button.on_click(lambda _: self.stop())
+        self.url.observe(lambda _: self._forget(), names="value")
+        self.children = [
+            W.HTML("<h3 style='margin:4px 0'>A vLLM server's speculative decoding, live</h3>"),
+            W.HBox([self.url, self.interval]),
+            W.HBox([self.read_button, self.start_button, self.stop_button]),
+            self.message,
+            self.status,
+            self.stats_html,
+            self.figure,
+        ]
+        self.add_class("specviz-vllm-live")
+
+    # ------------------------------------------------------------------ state
+
+    def _busy(self, running: bool) -> None:
+        self.start_button.disabled = self.read_button.disabled = running
+        self.stop_button.disabled = not running
+
+    def _forget(self) -> None:
+        """A new address: the next reading starts from scratch."""
+        with self.lock:
+            self.last_reading, self.shown = None, None
+            self.history.clear()
+
+    @property
+    def busy(self) -> bool:
+        """True while polling."""
+        return self.jobs.busy
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for polling to end; True when it has."""
+        return self.jobs.wait(timeout)
+
+    def stop(self) -> None:
+        """Stop polling after the reading in progress."""
+        self.jobs.stop()
+
+    # ------------------------------------------------------------------ readings
+
+    def _read(self) -> SpecCounters:
+        return read_vllm_metrics(self.url.value, self.timeout)
+
+    def show(self, counters: SpecCounters) -> None:
+        """Draw one reading (totals) or interval in the table and the figure."""
+        with self.lock:
+            self.shown = counters
+            stats = counters.stats()
+            with self.figure.batch_update():
+                apply_acceptance_patches(self.figure, acceptance_patches(stats, max(stats.gamma, 1)))
+            self.stats_html.value = counters_table_html(counters)
+            stamp = time.strftime("%H:%M:%S")
+            what = f"the last {counters.seconds:.1f} s" if counters.seconds else "totals since the server started"
+            self.status.value = f"<i>read {html.escape(counters.url)} at {stamp}: {what}</i>"
+
+    def _take(self, reading: SpecCounters) -> SpecCounters:
+        """Record a reading; return what to draw (the interval since the previous reading, if any)."""
+        with self.lock:
+            prev, self.last_reading = self.last_reading, reading
+            if prev is None or prev.url != reading.url:
+                return reading
+            interval = reading - prev
+            self.history.append(interval)
+            return interval
+
+    def read(self) -> SpecCounters | None:
+        """One reading now; draws it and returns what was drawn (None, with a message, on an error)."""
+        try:
+            metrics_url(self.url.value)
+            shown = self._take(self._read())
+        except (ValueError, TypeError, ConnectionError) as e:
+            self.show_error(str(e))
+            return None
+        self.clear_message()
+        self.show(shown)
+        return shown
+
+    def start(self, blocking: bool = False, count: int | None = None):
+        """Poll every `interval` seconds in a background thread (`count` intervals, or until Stop)."""
+
+        def job():
+            self._forget()
+            shown = None
+            gen = watch_vllm(
+                self.url.value,
+                float(self.interval.value),
+                count,
+                self.timeout,
+                sleep=self.jobs.stop_event.wait,
+                keep_going=self.jobs.keep_going,
+            )
+            try:
+                for interval in gen:
+                    with self.lock:
+                        self.history.append(interval)
+                    self.show(interval)
+                    shown = interval
+            except ConnectionError as e:  # shown like a ValueError: the message alone
+                raise ValueError(str(e)) from None
+            return shown
+
+        return self.jobs.start("polling", job, blocking)
+
+
+def vllm_live_app(source: str = "http://localhost:8000", **kwargs) -> VLLMLiveApp:
+    """The live view of a vLLM server (see `VLLMLiveApp`); keywords: interval_s, gamma, timeout."""
+    return VLLMLiveApp(source, **kwargs)
+
+
+__all__ = [
+    "PANELS",
+    "VLLMLiveApp",
+    "acceptance_figure",
+    "acceptance_patches",
+    "apply_acceptance_patches",
+    "counters_table_html",
+    "vllm_live_app",
+]
