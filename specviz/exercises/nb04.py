@@ -1,0 +1,110 @@
+"""Exercises of tutorial 4 (the algorithm SpecSampleOne and the theorem)."""
+
+import numpy as np
+
+from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..theory import acceptance_prob, resample_dist
+from .core import function_exercise, number_exercise
+
+P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
+P4, Q4 = (0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4)  # a four-token pair, used by exercise 4.2
+
+
+def repair_cases() -> list[tuple]:
+    """(p, q) pairs that grade the repair distribution: the running example, q = p, disjoint supports, random pairs."""
+    rng = np.random.default_rng(4)
+    cases = [
+        (P, Q),  # the running example: every rejection outputs cat
+        (P, P),  # q = p: Z = 0, the branch is never taken; p stands in (no NaN)
+        ((0.0, 0.75, 0.25), (1.0, 0.0, 0.0)),  # disjoint supports: p' is p itself
+        (P4, Q4),
+    ]
+    cases += [(rng.dirichlet(np.full(6, 0.5)), rng.dirichlet(np.full(6, 0.5))) for _ in range(6)]
+    return cases
+
+
+number_exercise(
+    "4.1",
+    "04",
+    {
+        "en": "In the running example, what fraction of all speculative steps draft dog and then reject it? "
+        "(The probability of the event 'draft = dog and rejected'.)",
+        "zh": "在贯穿全文的例子里，所有投机步骤中有多大比例是“草稿提出 dog、随后被拒绝”？（即事件“草稿 = dog 且被拒绝”的概率。）",
+    },
+    answer=lambda: float(Q[1] * (1 - acceptance_prob(P, Q)[1])),
+    hints=[
+        {
+            "en": "Two independent draws must both go a certain way: the draft must be dog, and the test must fail.",
+            "zh": "两次独立的随机抽取都要落在特定结果上：草稿是 dog，并且检验没有通过。",
+        },
+        {
+            "en": "Multiply q(dog) by 1 − a(dog), where a(dog) = min(1, p(dog)/q(dog)).",
+            "zh": "用 q(dog) 乘以 1 − a(dog)，其中 a(dog) = min(1, p(dog)/q(dog))。",
+        },
+    ],
+    solution="answer = sv.TUTORIAL_Q[1] * (1 - sv.acceptance_prob(sv.TUTORIAL_P, sv.TUTORIAL_Q)[1])",
+    wrong=[0.4, 0.6, 0.3],  # 0.4: 1 - a(dog) alone; 0.6: a(dog); 0.3: the kept dog mass
+)
+
+number_exercise(
+    "4.2",
+    "04",
+    {
+        "en": "A four-token vocabulary with target p = (0.4, 0.3, 0.2, 0.1) and draft q = (0.1, 0.2, 0.3, 0.4). "
+        "After a rejection, with what probability does the repair output the first token, p'(x₁)?",
+        "zh": "四个词的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
+        "被拒绝之后，修复分布输出第一个词的概率 p'(x₁) 是多少？",
+    },
+    answer=lambda: float(resample_dist(P4, Q4)[0]),
+    hints=[
+        {
+            "en": "First the shortfall (p − q)⁺ of every token; only tokens where p > q have one.",
+            "zh": "先算每个词的缺口 (p − q)⁺；只有 p > q 的词才有缺口。",
+        },
+        {
+            "en": "Divide the first token's shortfall by Z, the sum of all shortfalls.",
+            "zh": "用第一个词的缺口除以 Z，也就是所有缺口之和。",
+        },
+    ],
+    solution="answer = sv.resample_dist((0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4))[0]",
+    wrong=[0.3, 0.4, 0.5],  # 0.3: the shortfall, not normalised; 0.4: p(x1); 0.5: normalised by |p - q|
+)
+
+function_exercise(
+    "4.3",
+    "04",
+    {
+        "en": "Implement repair(p, q): the distribution p' = (p − q)⁺ / Z that a rejection draws from. "
+        "When Z = 0 (q = p) a rejection never happens; return p then, never NaN. Graded against "
+        "specviz.resample_dist on q = p, disjoint supports and random pairs.",
+        "zh": "实现 repair(p, q)：被拒绝后抽样所用的分布 p' = (p − q)⁺ / Z。"
+        "当 Z = 0（q = p）时不会发生拒绝，此时返回 p，绝不能返回 NaN。"
+        "评分时与 specviz.resample_dist 比较，用例包括 q = p、支撑集不相交和随机分布对。",
+    },
+    reference=resample_dist,
+    cases=repair_cases,
+    hints=[
+        {
+            "en": "np.maximum(p - q, 0.0) is the shortfall; its sum is Z.",
+            "zh": "np.maximum(p - q, 0.0) 就是缺口，它的和就是 Z。",
+        },
+        {
+            "en": "Test Z > 0 before dividing; otherwise return p (a copy is fine).",
+            "zh": "除法之前先判断 Z > 0；否则返回 p（返回副本也可以）。",
+        },
+    ],
+    solution=(
+        "def my_repair(p, q):\n"
+        "    short = np.maximum(p - q, 0.0)\n"
+        "    Z = short.sum()\n"
+        "    return short / Z if Z > 0 else p.copy()\n"
+        "\n"
+        "answer = my_repair"
+    ),
+    wrong=[
+        lambda p, q: np.maximum(p - q, 0.0),  # not normalised
+        lambda p, q: np.maximum(p - q, 0.0) / np.maximum(p - q, 0.0).sum(),  # NaN when q = p
+        lambda p, q: np.abs(p - q) / max(np.abs(p - q).sum(), 1e-300),  # |p - q|
+        lambda p, q: p,  # repair from p: the pitfall of tutorial 7
+    ],
+)
