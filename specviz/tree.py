@@ -1,0 +1,187 @@
+"""Draft trees: k drafts per node, `depth` levels, verified from the root with SpecInfer's multi-draft rule.
+
+A node's k children are drafted i.i.d. from q and tested in turn with the multi-draft rule of
+`specviz.multidraft` (R := p; accept child i with min(1, R(x_i)/q(x_i)); after a rejection
+R := (R - q)+ / Z). The first accepted child becomes the new node and its own children are
+tested; when every child of a node is rejected, the step ends with a token drawn from the
+final R (a *resampled* token); when a leaf is accepted, a *bonus* token comes from p.
+
+The toy keeps p and q the same at every position (the levels are independent), so the
+number of tokens per verify step follows notebook 8's chain formula with the per-node
+acceptance beta_k = `multi_draft_acceptance_rate(p, q, k)` in place of alpha.
+
+>>> tree = draft_tree([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], n_drafts=2, depth=2, seed=0)
+>>> len(tree.nodes), tree.nodes[0].depth            # the root (the prefix) and 2 + 4 drafted nodes
+(7, 0)
+>>> round(tree_expected_tokens([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], 1, 2), 6)   # k = 1: the chain, 1 + a + a^2
+2.44
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checks import integer
+from .multidraft import check_draft_count, multi_draft_acceptance_rate, multi_draft_stages
+from .sampling import categorical, make_rng
+from .validate import as_pair
+
+MAX_TREE_NODES = 4096
+"""The largest number of drafted nodes (k + k^2 + ... + k^depth) a tree may have."""
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a draft tree; the root (index 0) is the prefix and drafts no token."""
+
+    index: int
+    parent: int  # -1 for the root
+    depth: int  # 0 for the root, 1..depth for drafted tokens
+    rank: int  # order in which it is tested among its siblings (0 = first)
+    token: int  # the drafted token (-1 for the root)
+    accept_given_parent: float  # P(this child is the accepted one | its parent was reached), given the drafts
+    on_path: float  # P(this node is on the accepted path), given the drafted tokens
+    status: str  # in this draw: "root", "accepted", "rejected" or "untested"
+
+
+@dataclass(frozen=True)
+class DraftTree:
+    """A drafted tree, its exact per-node probabilities, and one verification of it (`path`, `final_token`)."""
+
+    p: np.ndarray
+    q: np.ndarray
+    n_drafts: int
+    depth: int
+    nodes: tuple[TreeNode, ...]
+    path: tuple[int, ...]  # node indices from the root to the last accepted node
+    final_token: int  # the resampled (all children rejected) or bonus (a leaf accepted) token
+    final_kind: str  # "resampled" or "bonus"
+    final_dist: np.ndarray  # what final_token was drawn from: the last node's final R, or p
+
+    def children(self, index: int) -> list[TreeNode]:
+        """The children of node `index`, in the order they are tested."""
+        return [n for n in self.nodes if n.parent == index]
+
+    @property
+    def emitted(self) -> list[int]:
+        """The tokens this verify step emits: the accepted path, then the final token."""
+        return [self.nodes[i].token for i in self.path[1:]] + [self.final_token]
+
+
+def check_tree_shape(n_drafts, depth) -> tuple[int, int]:
+    """(n_drafts, depth) as ints, ValueError unless the tree has 1..MAX_TREE_NODES drafted nodes."""
+    k = check_draft_count(n_drafts)
+    d = integer(depth, "depth (tree levels)", lo=1, hi=64)
+    size = tree_size(k, d)
+    if size > MAX_TREE_NODES:
+        raise ValueError(
+            f"a tree with n_drafts={k} per node and depth={d} has {size} drafted nodes; at most {MAX_TREE_NODES}"
+        )
+    return k, d
+
+
+def tree_size(n_drafts: int, depth: int) -> int:
+    """The number of drafted nodes k + k^2 + ... + k^depth.
+
+    >>> tree_size(2, 3)
+    14
+    """
+    return sum(int(n_drafts) ** level for level in range(1, int(depth) + 1))
+
+
+def child_acceptance(p, q, children) -> tuple[np.ndarray, float, np.ndarray]:
+    """For drafted children tokens x_1..x_k: P(child i is the accepted one), P(all rejected), the final R.
+
+    A second copy of a rejected draft can never pass: after the rejection R is 0 there.
+
+    >>> acc, none, R = child_acceptance([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], [1, 1])
+    >>> acc.round(4).tolist(), round(none, 4), R.round(4).tolist()
+    ([0.6, 0.0], 0.4, [1.0, 0.0, 0.0])
+    """
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    children = [int(x) for x in children]
+    stages = multi_draft_stages(p, q, len(children))
+    acc = np.zeros(len(children))
+    still = 1.0  # P(every earlier child was rejected)
+    for i, (x, (R, _)) in enumerate(zip(children, stages[:-1])):
+        a = min(1.0, float(R[x]) / float(q[x])) if q[x] > 0 else 0.0
+        acc[i] = still * a
+        still *= 1.0 - a
+    return acc, still, np.asarray(stages[-1][0], dtype=np.float64)
+
+
+def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
+    """Draft a full tree (k children per node, `depth` levels) from q and verify it once.
+
+    `tokens` (optional) gives the drafted tokens in breadth-first order instead of drawing
+    them; the uniforms of the verification and the final token come from `seed`.
+    """
+    p, q = as_pair(p, q)
+    p, q = p.astype(np.float64), q.astype(np.float64)
+    k, d = check_tree_shape(n_drafts, depth)
+    rng = make_rng(seed)
+    size = tree_size(k, d)
+    if tokens is None:
+        drafted = categorical(q, size, rng)
+    else:
+        drafted = np.asarray(tokens)
+        if drafted.shape != (size,) or drafted.dtype.kind not in "iu":
+            raise ValueError(f"tokens must be {size} token ids (breadth-first), got shape {drafted.shape}")
+        if ((drafted < 0) | (drafted >= p.size)).any() or (q[drafted] <= 0).any():
+            raise ValueError("tokens must be ids the draft q can propose (0 <= id < V with q(id) > 0)")
+    # breadth-first layout: parent of node j (1-based among drafted nodes) is (j - 1) // k
+    parents, depths, ranks = [-1], [0], [0]
+    for j in range(1, size + 1):
+        parents.append((j - 1) // k)
+        depths.append(depths[(j - 1) // k] + 1)
+        ranks.append((j - 1) % k)
+    toks = [-1] + [int(x) for x in drafted]
+    given = np.zeros(size + 1)
+    on_path = np.zeros(size + 1)
+    given[0] = on_path[0] = 1.0
+    for parent in range(size + 1):
+        first = parent * k + 1
+        if first > size:
+            break
+        acc, _, _ = child_acceptance(p, q, toks[first : first + k])
+        given[first : first + k] = acc
+        on_path[first : first + k] = on_path[parent] * acc
+    # one verification of this tree
+    status = ["root"] + ["untested"] * size
+    path, node = [0], 0
+    final_kind, final_dist = "bonus", p
+    while depths[node] < d:
+        first = node * k + 1
+        kids = toks[first : first + k]
+        stages = multi_draft_stages(p, q, k)
+        nxt = None
+        for i, (x, (R, _)) in enumerate(zip(kids, stages[:-1])):
+            if rng.random() < min(1.0, float(R[x]) / float(q[x])):
+                status[first + i], nxt = "accepted", first + i
+                break
+            status[first + i] = "rejected"
+        if nxt is None:
+            final_kind, final_dist = "resampled", np.asarray(stages[-1][0], dtype=np.float64)
+            break
+        path.append(nxt)
+        node = nxt
+    final = int(categorical(final_dist, 1, rng)[0])
+    nodes = tuple(
+        TreeNode(i, parents[i], depths[i], ranks[i], toks[i], float(given[i]), float(on_path[i]), status[i])
+        for i in range(size + 1)
+    )
+    return DraftTree(p, q, k, d, nodes, tuple(path), final, final_kind, final_dist)
+
+
+def tree_expected_tokens(p, q, n_drafts, depth) -> float:
+    """E[tokens per verify step] of a full tree: 1 + b + ... + b^depth with b = multi-draft acceptance of k drafts.
+
+    >>> round(tree_expected_tokens([0.5, 0.3, 0.15, 0.05], [0.1, 0.2, 0.3, 0.4], 2, 1), 6)
+    1.65
+    """
+    k, d = check_tree_shape(n_drafts, depth)
+    b = float(multi_draft_acceptance_rate(p, q, k))
+    return float(sum(b**i for i in range(d + 1)))
