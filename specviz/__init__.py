@@ -20,6 +20,13 @@ from .chain import (
     spec_chain_sample,
     tutorial_pair,
 )
+from .coupling import (
+    coupling_acceptance,
+    coupling_marginals,
+    independent_coupling,
+    maximal_coupling,
+    random_coupling,
+)
 from .display import notebook_setup
 from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
@@ -86,6 +93,7 @@ _LAZY = {
     "pitfall_app": ("specviz.widgets", "pitfall_app"),
     "gamma_app": ("specviz.widgets", "gamma_app"),
     "multidraft_app": ("specviz.widgets", "multidraft_app"),
+    "draft_tree_app": ("specviz.widgets", "draft_tree_app"),
     "standardization_app": ("specviz.widgets", "standardization_app"),
     "numerics_app": ("specviz.widgets", "numerics_app"),
     "dashboard_app": ("specviz.widgets", "dashboard_app"),
@@ -116,6 +124,11 @@ __all__ = [  # the public API (the lazy UI names load plotly/ipywidgets on first
     "sequence_index",
     "spec_chain_sample",
     "tutorial_pair",
+    "coupling_acceptance",
+    "coupling_marginals",
+    "independent_coupling",
+    "maximal_coupling",
+    "random_coupling",
     "accepted_length_dist",
     "best_gamma",
     "cost_model_speedup",
@@ -177,6 +190,7 @@ __all__ = [  # the public API (the lazy UI names load plotly/ipywidgets on first
     "pitfall_app",
     "gamma_app",
     "multidraft_app",
+    "draft_tree_app",
     "standardization_app",
     "numerics_app",
     "dashboard_app",

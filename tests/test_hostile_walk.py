@@ -73,6 +73,7 @@ SKIPPED = {
             "PromptLookupModel",
             "SpecStats",
             "StaticHFModel",
+            "SpecCounters",
         ],
         "class or constant",
     ),
@@ -81,11 +82,13 @@ SKIPPED = {
         [
             "figures",
             "widgets",
+            "exercises",
             "money_diagram_app",
             "monte_carlo_app",
             "pitfall_app",
             "gamma_app",
             "multidraft_app",
+            "draft_tree_app",
             "standardization_app",
             "numerics_app",
             "dashboard_app",
@@ -96,6 +99,8 @@ SKIPPED = {
     ),
     "register": "mutates the global rule registry (takes a Rule)",
     "correct_verifier": "a sampler callable (verifier(p, q, n, rng)), exercised through audit",
+    "read_vllm_metrics": "reads a URL over the network; its bad input (servers down, 404, pages that are not "
+    "metrics or lack the speculative counters, bad URLs) is walked by tests/test_lm_vllm.py",
     "load_pair": "loads weights from disk (seconds per call); its bad input (paths, devices, dtypes, corrupt "
     "files, offline hub ids) is walked by tests/test_lm_loading.py",
 }
@@ -160,6 +165,11 @@ POST = {  # extra postconditions beyond "every number is finite"
     "mismatch_output_dist": lambda m: _is_dist(m.output) and _is_dist(m.intended),
     "process_probs": lambda r: _is_dist(r, axis=-1),
     "process_logits": lambda r: _is_dist(r, axis=-1),
+    "maximal_coupling": _is_dist,
+    "independent_coupling": _is_dist,
+    "random_coupling": _is_dist,
+    "coupling_marginals": lambda m: _is_dist(m[0]) and _is_dist(m[1]),
+    "coupling_acceptance": _prob,
     "acceptance_rate": _prob,
     "tv_distance": _prob,
     "rejection_mass": _prob,
@@ -190,6 +200,16 @@ POST = {  # extra postconditions beyond "every number is finite"
 _TABLE = specviz.tutorial_pair().target
 _TOY = lm.Pair(lm.NGramModel.random(4, seed=0, name="target"), lm.NGramModel.random(4, seed=1, name="draft"))
 _TOKENIZER = __import__("transformers").AutoTokenizer.from_pretrained(str(lm.BUNDLED_DIR / "target"))
+
+_VLLM_PAGE = "".join(  # a vLLM /metrics page with the four speculative-decoding counters (one engine)
+    f'# TYPE vllm:spec_decode_num_{name}_total counter\nvllm:spec_decode_num_{name}_total{{engine="0"{pos}}} {v}\n'
+    for name, pos, v in [
+        ("drafts", "", 10.0),
+        ("draft_tokens", "", 40.0),
+        ("accepted_tokens", "", 20.0),
+        ("accepted_tokens_per_pos", ',position="0"', 8.0),
+    ]
+)
 
 # function name -> {parameter: good value}; every call is made by keyword
 GOOD = {
@@ -257,6 +277,12 @@ GOOD = {
     "ar_chain_sample": {"table": _TABLE, "length": 3, "n": 100, "seed": 0},
     "sequence_dist": {"table": _TABLE, "length": 3},
     "sequence_index": {"sequences": [[0, 1, 2], [2, 2, 2]], "V": 3},
+    # coupling
+    "maximal_coupling": {"p": P3, "q": Q3},
+    "independent_coupling": {"p": P3, "q": Q3},
+    "random_coupling": {"p": P3, "q": Q3, "seed": 0, "n_plans": 3},
+    "coupling_marginals": {"J": specviz.maximal_coupling(P3, Q3)},
+    "coupling_acceptance": {"J": specviz.maximal_coupling(P3, Q3)},
     # audit
     "audit": {"sampler": "lossless", "p": P3, "q": Q3, "n": 2000, "seed": 0, "significance": 1e-3},
     # specviz.lm
@@ -286,6 +312,9 @@ GOOD = {
     "compare": {"pair": _TOY, "prompt": [0, 1], "max_new_tokens": 8, "gamma": 2, "temperature": 0.7, "seed": 0},
     "spec_stats": {"results": lm.speculative_generate(_TOY, [0], 20, 3, seed=0)},
     "format_prompt": {"tokenizer": _TOKENIZER, "text": "ROMEO:", "chat": "auto"},
+    "parse_vllm_metrics": {"text": _VLLM_PAGE},
+    # notebook set-up (static=False: no plotly renderer or snapshots switched on in the test process)
+    "notebook_setup": {"lang": "en", "static": False},
 }
 
 # parameter kinds that are not read off the good value's type
@@ -293,6 +322,8 @@ KIND = {
     "seed": "seed",
     "n": "count",
     "n_drafts": "count",
+    "n_plans": "count",
+    "J": "table",
     "gamma": "count",
     "length": "count",
     "max_gamma": "count",
@@ -310,6 +341,7 @@ KIND = {
     "max_new_tokens": "count",
     "prompt": "prompt",
     "text": "str",
+    "lang": "str",
 }
 
 # -------------------------------------------------------------------------------- the hostile values
@@ -464,6 +496,7 @@ def _short(v) -> str:
 BASELINE = {
     "specviz.audit": 0,
     "specviz.chain": 0,
+    "specviz.coupling": 0,
     "specviz.gamma": 0,
     "specviz.multidraft": 0,
     "specviz.rules": 0,
@@ -477,6 +510,7 @@ BASELINE = {
     "specviz.lm.payoff": 0,
     "specviz.lm.run": 0,
     "specviz.lm.stats": 0,
+    "specviz.lm.vllm": 0,
 }
 
 

@@ -141,12 +141,16 @@ EXPECTED_RUNTIME = EXPECTED_CORE | {
     "notebook",
     "voila",
     "jupytext",
+    "jupyterlab-rise",  # slides
+    "jupyterlab-language-pack-zh-cn",
+    "jupyter-server-mathjax",  # offline math in the static site
     "torch",
     "transformers",
     "safetensors",
     "tokenizers",
     "gguf",
     "accelerate",
+    "prometheus-client",  # specviz.lm.vllm reads a vLLM server's /metrics
     "kaleido",
 }
 

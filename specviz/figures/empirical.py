@@ -15,11 +15,23 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from ..i18n import t
 from ..rules import get_rule, rule_joint
 from ..sampling import spec_sample
 from ..theory import overlap
 from ..validate import as_dist
-from .style import PALETTE, base_layout, exact_tick, float_pair, p_outline, vocab_names, y_top
+from .style import (
+    LOSSLESS_SERIES,
+    LOSSY_SERIES,
+    PALETTE,
+    base_layout,
+    exact_tick,
+    float_pair,
+    mass_marker,
+    p_outline,
+    vocab_names,
+    y_top,
+)
 
 
 def _binomial_band(p: np.ndarray, n: int, ci: float):
@@ -77,7 +89,7 @@ def empirical_figure(p, tokens_or_counts, vocab=None, n=None, ci=0.99) -> go.Fig
     fig.add_bar(
         x=names,
         y=emp,
-        name=f"empirical (n = {n:,})",
+        name=t("empirical.empirical", n=n),
         meta="empirical",
         marker=dict(color=[PALETTE["p"] if o else PALETTE["empirical"] for o in outside]),
         hovertemplate="%{x}: %{y:.4f}<extra></extra>",
@@ -86,7 +98,7 @@ def empirical_figure(p, tokens_or_counts, vocab=None, n=None, ci=0.99) -> go.Fig
         x=names,
         y=p,
         mode="markers",
-        name=f"exact p with {ci:.0%} binomial band",
+        name=t("empirical.exact_band", ci=ci),
         meta="exact",
         marker=exact_tick(36),
         error_y=dict(
@@ -94,13 +106,13 @@ def empirical_figure(p, tokens_or_counts, vocab=None, n=None, ci=0.99) -> go.Fig
         ),
     )
     tv = float(np.abs(emp - p).sum() / 2)
-    sub = f"TV(empirical, p) = {tv:.4f}; {int(outside.sum())} of {p.size} tokens outside the {ci:.0%} band"
+    sub = t("empirical.outside", tv=tv, k=int(outside.sum()), V=p.size, ci=ci)
     base_layout(
         fig,
-        f"Empirical vs exact<br><sup>{sub}</sup>",
+        f"{t('empirical.title')}<br><sup>{sub}</sup>",
         height=420,
-        yaxis=dict(title="probability", range=[0, y_top(emp, hi)]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("figure.probability"), range=[0, y_top(emp, hi)]),
+        xaxis=dict(title=t("figure.token")),
     )
     return fig
 
@@ -127,8 +139,8 @@ def convergence_figure(p, q, ns=DEFAULT_NS, rule="lossless", seed=0, **params) -
         raise ValueError(f"ns must be positive sample sizes, got {ns}")
     rules = [rule] if isinstance(rule, str) else list(rule)
     fig = go.Figure()
-    lossless_colours = iter([PALETTE["overlap"], "#6baed6", "#08519c"] * 4)
-    lossy_colours = iter([PALETTE["lossy"], "#ff7f0e", "#e377c2", "#bcbd22"] * 4)
+    lossless_colours = iter(LOSSLESS_SERIES * 4)
+    lossy_colours = iter((PALETTE["lossy"], *LOSSY_SERIES) * 4)
     for r in rules:
         s = spec_sample(p, q, ns[-1], rule=r, seed=seed, **params)
         tvs = [float(np.abs(np.bincount(s.tokens[:n], minlength=p.size) / n - p).sum() / 2) for n in ns]
@@ -137,7 +149,7 @@ def convergence_figure(p, q, ns=DEFAULT_NS, rule="lossless", seed=0, **params) -
             x=ns,
             y=tvs,
             mode="lines+markers",
-            name=f"{get_rule(r).name}: TV(empirical, p)",
+            name=t("empirical.tv", rule=get_rule(r).name),
             meta=f"tv:{get_rule(r).name}",
             line=dict(color=colour),
         )
@@ -147,7 +159,7 @@ def convergence_figure(p, q, ns=DEFAULT_NS, rule="lossless", seed=0, **params) -
                 x=[ns[0], ns[-1]],
                 y=[exact_tv, exact_tv],
                 mode="lines",
-                name=f"{get_rule(r).name}: exact TV(output, p) = {exact_tv:.3f}",
+                name=t("empirical.floor", rule=get_rule(r).name, tv=exact_tv),
                 meta=f"floor:{get_rule(r).name}",
                 line=dict(dash="dot", color=colour),
             )
@@ -156,16 +168,16 @@ def convergence_figure(p, q, ns=DEFAULT_NS, rule="lossless", seed=0, **params) -
         x=ns,
         y=[c / math.sqrt(n) for n in ns],
         mode="lines",
-        name=f"{c:.3f}/√n (sampling noise)",
+        name=t("empirical.noise", c=c),
         meta="reference",
         line=dict(dash="dash", color=PALETTE["reference"]),
     )
     base_layout(
         fig,
-        "Distance to p shrinks like 1/√n — unless the rule is lossy",
+        t("empirical.convergence_title"),
         height=430,
-        xaxis=dict(type="log", title="samples n"),
-        yaxis=dict(type="log", title="TV(empirical, p)"),
+        xaxis=dict(type="log", title=t("empirical.samples_n")),
+        yaxis=dict(type="log", title=t("empirical.tv_axis")),
     )
     return fig
 
@@ -192,26 +204,26 @@ def monte_carlo_figure(p, q, sample=None, vocab=None, ci=0.99) -> go.Figure:
     fig.add_bar(
         x=names,
         y=acc_f,
-        name="sampled & accepted (→ min(p, q))",
+        name=t("empirical.accepted"),
         meta="accepted",
         offsetgroup="s",
-        marker=dict(color=PALETTE["overlap"]),
+        marker=mass_marker("overlap"),
         hovertemplate="%{x}: %{y:.4f}<extra></extra>",
     )
     fig.add_bar(
         x=names,
         y=res_f,
         base=acc_f,
-        name="sampled after rejection (→ (p − q)⁺)",
+        name=t("empirical.resampled"),
         meta="resampled",
         offsetgroup="s",
-        marker=dict(color=PALETTE["residual"]),
+        marker=mass_marker("residual"),
         hovertemplate="%{x}: %{y:.4f}<extra></extra>",
     )
     fig.add_bar(
         x=names,
         y=p,
-        name="p (target)",
+        name=t("figure.p_target"),
         meta="p",
         offsetgroup="s",
         marker=p_outline(),
@@ -221,7 +233,7 @@ def monte_carlo_figure(p, q, sample=None, vocab=None, ci=0.99) -> go.Figure:
         x=names,
         y=ov,
         mode="markers",
-        name="exact min(p, q)",
+        name=t("empirical.exact_overlap"),
         meta="overlap_exact",
         marker=exact_tick(40, "#0b3d91"),
         hovertemplate="%{x}: min(p, q) = %{y:.4f}<extra></extra>",
@@ -229,15 +241,15 @@ def monte_carlo_figure(p, q, sample=None, vocab=None, ci=0.99) -> go.Figure:
     if n:
         emp = acc_f + res_f
         tv = float(np.abs(emp - p).sum() / 2)
-        sub = f"n = {n:,} samples · TV(empirical, p) = {tv:.4f} · acceptance {acc_f.sum():.3f} (exact {ov.sum():.3f})"
+        sub = t("empirical.mc_summary", n=n, tv=tv, acc=acc_f.sum(), exact=ov.sum())
     else:
-        sub = "press Run to sample"
+        sub = t("empirical.press_run")
     base_layout(
         fig,
-        f"Monte-Carlo check: the histogram converges to p<br><sup>{sub}</sup>",
+        f"{t('empirical.mc_title')}<br><sup>{sub}</sup>",
         barmode="group",
         height=440,
-        yaxis=dict(title="fraction of samples", range=[0, y_top(p, acc_f + res_f)]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("empirical.fraction"), range=[0, y_top(p, acc_f + res_f)]),
+        xaxis=dict(title=t("figure.token")),
     )
     return fig

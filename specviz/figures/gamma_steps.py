@@ -14,9 +14,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..gamma import accepted_length_dist, expected_tokens, speedup
+from ..i18n import t
 from .style import PALETTE, base_layout, exact_tick
 
 DEFAULT_ALPHAS = (0.5, 0.7, 0.8, 0.9)
+GAMMA_SPACING = 0.08
+"""Horizontal gap between the three panels of `gamma_figure` (a fraction of the plot width)."""
 
 
 def _expected_tokens_traces(alphas, gamma_max):
@@ -45,16 +48,16 @@ def expected_tokens_figure(alphas=DEFAULT_ALPHAS, gamma_max=10) -> go.Figure:
                 y=[1 / (1 - a)] * 2,
                 mode="lines",
                 meta=f"limit:{a:g}",
-                name=f"limit 1/(1 − α) = {1 / (1 - a):.2f}",
+                name=t("gamma.limit", value=1 / (1 - a)),
                 showlegend=False,
                 line=dict(dash="dot", width=1, color=PALETTE["reference"]),
             )
     base_layout(
         fig,
-        "Tokens per verify step vs draft length γ (i.i.d. acceptance α)",
+        t("gamma.tokens_title"),
         height=420,
-        xaxis=dict(title="γ (drafted tokens per step)", dtick=1),
-        yaxis=dict(title="E[tokens per step]"),
+        xaxis=dict(title=t("gamma.gamma_axis"), dtick=1),
+        yaxis=dict(title=t("gamma.tokens_axis")),
     )
     return fig
 
@@ -85,23 +88,23 @@ def speedup_heatmap(c=0.1, alphas=None, gammas=None) -> go.Figure:
         meta="speedup",
         colorscale="Viridis",
         zmin=0,
-        colorbar=dict(title="speedup"),
-        hovertemplate="γ = %{x}<br>α = %{y}<br>speedup %{z:.2f}×<extra></extra>",
+        colorbar=dict(title=t("gamma.speedup")),
+        hovertemplate=t("figure.speedup_hover"),
     )
     fig.add_scatter(
         x=best,
         y=alphas,
         mode="markers",
-        name="best γ for this α",
+        name=t("gamma.best_for_alpha"),
         meta="best_gamma",
         marker=dict(symbol="star", size=12, color="white", line=dict(color="black", width=1)),
     )
     base_layout(
         fig,
-        f"Speedup over plain decoding, draft/target cost c = {c:g}",
+        t("gamma.speedup_title", c=c),
         height=460,
-        xaxis=dict(title="γ (drafted tokens per step)", dtick=1),
-        yaxis=dict(title="α (acceptance rate)"),
+        xaxis=dict(title=t("gamma.gamma_axis"), dtick=1),
+        yaxis=dict(title=t("gamma.alpha_axis")),
     )
     return fig
 
@@ -135,21 +138,16 @@ def accepted_length_figure(accepted_counts, alpha, gamma) -> go.Figure:
     xs = np.arange(gamma + 1)
     fig = go.Figure()
     fig.add_bar(
-        x=xs, y=emp, name=f"empirical ({k.size:,} steps)", meta="empirical", marker=dict(color=PALETTE["empirical"])
+        x=xs, y=emp, name=t("gamma.empirical", n=k.size), meta="empirical", marker=dict(color=PALETTE["empirical"])
     )
-    fig.add_scatter(
-        x=xs, y=exact, mode="markers", name="exact α^k (1 − α), α^γ at k = γ", meta="exact", marker=exact_tick(30)
-    )
-    sub = (
-        f"mean tokens per step {np.mean(k) + 1:.3f} (exact {expected_tokens(alpha, gamma):.3f}) "
-        f"for α = {alpha:g}, γ = {gamma}"
-    )
+    fig.add_scatter(x=xs, y=exact, mode="markers", name=t("gamma.exact_law"), meta="exact", marker=exact_tick(30))
+    sub = t("gamma.mean_sub", mean=np.mean(k) + 1, exact=expected_tokens(alpha, gamma), alpha=alpha, gamma=gamma)
     base_layout(
         fig,
-        f"Accepted drafts per verify step<br><sup>{sub}</sup>",
+        f"{t('gamma.accepted_title')}<br><sup>{sub}</sup>",
         height=420,
-        xaxis=dict(title="accepted drafts k", dtick=1),
-        yaxis=dict(title="fraction of steps"),
+        xaxis=dict(title=t("gamma.accepted_axis"), dtick=1),
+        yaxis=dict(title=t("gamma.fraction_steps")),
     )
     return fig
 
@@ -168,19 +166,23 @@ def gamma_figure(alpha, gamma, c=0.1, alphas=DEFAULT_ALPHAS, gamma_max=10, accep
     fig = make_subplots(
         rows=1,
         cols=3,
-        horizontal_spacing=0.11,
-        subplot_titles=("tokens per step vs γ", f"speedup, c = {c:g} (★ best γ)", f"accepted per step (γ = {gamma})"),
+        horizontal_spacing=GAMMA_SPACING,
+        subplot_titles=(
+            t("gamma.panel_tokens"),
+            t("gamma.panel_speedup", c=c),
+            t("gamma.panel_accepted", gamma=gamma),
+        ),
     )
-    for t in _expected_tokens_traces(alphas, gamma_max):
-        t.update(line=dict(width=1), marker=dict(size=4), opacity=0.6)
-        fig.add_trace(t, row=1, col=1)
+    for trace in _expected_tokens_traces(alphas, gamma_max):
+        trace.update(line=dict(width=1), marker=dict(size=4), opacity=0.6)
+        fig.add_trace(trace, row=1, col=1)
     gs = np.arange(gamma_max + 1)
     fig.add_scatter(
         x=gs,
         y=[expected_tokens(alpha, int(g)) for g in gs],
         mode="lines",
         meta="selected",
-        name=f"α = {alpha:.2f} (selected)",
+        name=t("gamma.selected", alpha=alpha),
         line=dict(color="black", width=3),
         row=1,
         col=1,
@@ -190,7 +192,7 @@ def gamma_figure(alpha, gamma, c=0.1, alphas=DEFAULT_ALPHAS, gamma_max=10, accep
         y=[expected_tokens(alpha, gamma)],
         mode="markers",
         meta="current",
-        name="current γ",
+        name=t("gamma.current"),
         marker=dict(size=14, color=PALETTE["p"], symbol="circle"),
         row=1,
         col=1,
@@ -203,17 +205,29 @@ def gamma_figure(alpha, gamma, c=0.1, alphas=DEFAULT_ALPHAS, gamma_max=10, accep
         meta="speedup",
         colorscale="Viridis",
         zmin=0,
-        colorbar=dict(title="×", x=0.635, xanchor="left", len=0.85, thickness=10),
+        # Horizontal, under the speedup panel, at the bottom of the figure: upright between the
+        # panels its title and ticks collided with the next panel's axis title.
+        colorbar=dict(
+            title=dict(text=t("gamma.speedup") + " ×", side="right"),
+            orientation="h",
+            x=0.5,
+            xanchor="center",
+            len=0.8 * (1 - 2 * GAMMA_SPACING) / 3,
+            thickness=10,
+            yref="container",
+            y=0.01,
+            yanchor="bottom",
+        ),
         row=1,
         col=2,
-        hovertemplate="γ = %{x}<br>α = %{y}<br>speedup %{z:.2f}×<extra></extra>",
+        hovertemplate=t("figure.speedup_hover"),
     )
     fig.add_scatter(
         x=best,
         y=alphas_grid,
         mode="markers",
         meta="best_gamma",
-        name="best γ",
+        name=t("gamma.best"),
         marker=dict(symbol="star", size=9, color="white", line=dict(color="black", width=1)),
         row=1,
         col=2,
@@ -223,7 +237,7 @@ def gamma_figure(alpha, gamma, c=0.1, alphas=DEFAULT_ALPHAS, gamma_max=10, accep
         y=[alpha],
         mode="markers",
         meta="current_cell",
-        name="(γ, α) selected",
+        name=t("gamma.current_cell"),
         marker=dict(symbol="circle-open", size=16, color=PALETTE["p"], line=dict(width=3)),
         row=1,
         col=2,
@@ -235,27 +249,32 @@ def gamma_figure(alpha, gamma, c=0.1, alphas=DEFAULT_ALPHAS, gamma_max=10, accep
     else:
         emp = np.zeros(gamma + 1)
     fig.add_bar(
-        x=ks, y=emp, meta="empirical", name="simulated steps", marker=dict(color=PALETTE["empirical"]), row=1, col=3
+        x=ks, y=emp, meta="empirical", name=t("gamma.simulated"), marker=dict(color=PALETTE["empirical"]), row=1, col=3
     )
     fig.add_scatter(
         x=ks,
         y=accepted_length_dist(alpha, gamma),
         mode="markers",
         meta="exact",
-        name="exact distribution",
+        name=t("gamma.exact_dist"),
         marker=exact_tick(18),
         row=1,
         col=3,
     )
     fig.update_xaxes(title_text="γ", dtick=2, row=1, col=1)
     fig.update_xaxes(title_text="γ", dtick=2, row=1, col=2)
-    fig.update_xaxes(title_text="accepted k", dtick=1 if gamma <= 12 else 2, row=1, col=3)
-    fig.update_yaxes(title_text="tokens / step", row=1, col=1)
+    fig.update_xaxes(title_text=t("gamma.accepted_k"), dtick=1 if gamma <= 12 else 2, row=1, col=3)
+    fig.update_yaxes(title_text=t("gamma.tokens_per_step"), row=1, col=1)
     fig.update_yaxes(title_text="α", row=1, col=2)
-    fig.update_yaxes(title_text="fraction", row=1, col=3)
-    title = (
-        f"γ-step: α = {alpha:.2f}, γ = {gamma}, c = {c:g} → {expected_tokens(alpha, gamma):.2f} tokens/step, "
-        f"speedup {speedup(alpha, gamma, c):.2f}×"
+    fig.update_yaxes(title_text=t("gamma.fraction"), row=1, col=3)
+    title = t(
+        "gamma.title",
+        alpha=alpha,
+        gamma=gamma,
+        c=c,
+        tokens=expected_tokens(alpha, gamma),
+        speedup=speedup(alpha, gamma, c),
     )
-    base_layout(fig, title, height=430, showlegend=False)
+    base_layout(fig, title, height=470, showlegend=False, autosize=True)
+    fig.update_layout(margin=dict(b=130))  # room for the colour bar under the x-axis titles
     return fig

@@ -10,18 +10,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import plotly.graph_objects as go
 
+from ..i18n import t
 from ..rules import get_rule, rule_joint
 from ..theory import acceptance_rate, overlap, rejection_mass, resample_dist, residual, tv_distance
-from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, q_fill, vocab_names, y_top
+from .style import base_layout, float_pair, mass_labels, mass_marker, p_outline, q_fill, vocab_names, y_top
 
-MONEY_STEPS = {
-    1: "Step 1 · accept: drafting x ~ q and keeping it with prob. min(1, p/q) emits min(p, q) (blue)",
-    2: "Step 2 · reject: the draft's excess (q − p)⁺ (hatched) is thrown away, in total Z = 1 − Σ min(p, q)",
-    3: "Step 3 · resample: Z · p′ = (p − q)⁺ (green) fills the gap — min(p, q) + (p − q)⁺ = p",
-}
+
+class _MoneySteps(Mapping):
+    """Step 1..3 -> the caption of that step of the reveal, in the current language (read when used)."""
+
+    _keys = {1: "money.step1", 2: "money.step2", 3: "money.step3"}
+
+    def __getitem__(self, step: int) -> str:
+        return t(self._keys[step])
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+MONEY_STEPS = _MoneySteps()
+"""The captions of the three steps of the money diagram's reveal: MONEY_STEPS[1], [2], [3]."""
 
 
 def money_summary(p, q, vocab=None) -> dict:
@@ -56,16 +72,21 @@ def money_diagram_patch(p, q, vocab=None, step=3, annotate=True) -> dict:
         return dict(opacity=1.0 if shown else 0.0, showlegend=shown, hoverinfo="all" if shown else "skip")
 
     data = {
-        "overlap": dict(x=names, y=ov, text=bar_labels(ov)),
-        "residual": dict(x=names, y=res, base=ov, text=bar_labels(res), **vis(step >= 3)),
+        "overlap": dict(x=names, y=ov, text=mass_labels("overlap", ov)),
+        "residual": dict(x=names, y=res, base=ov, text=mass_labels("residual", res), **vis(step >= 3)),
         "p": dict(x=names, y=p),
         "q": dict(x=names, y=q),
         "rejected": dict(
-            x=names, y=rej, base=ov, marker_line_width=[1.5 if v > 1e-12 else 0 for v in rej], **vis(step >= 2)
+            x=names,
+            y=rej,
+            base=ov,
+            text=mass_labels("rejected", rej),
+            marker_line_width=[1.5 if v > 1e-12 else 0 for v in rej],
+            **vis(step >= 2),
         ),
     }
     layout = {
-        "title_text": "The money diagram: min(p, q) + (p − q)⁺ = p",
+        "title_text": t("money.title"),
         "title_subtitle_text": MONEY_STEPS[step],
         "yaxis_range": [0, y_top(p, q)],
     }
@@ -85,35 +106,37 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Fig
     `step` reveals the proof: 1 = overlap only, 2 = + the rejected mass, 3 = + the
     residual filling the gap. Hidden traces keep their data and get opacity 0 (so a
     browser can still read them); `annotate` adds P(accept), Z and p' above the plot.
-    `hatch=False` fills the rejected mass plainly: plotly.js 4.1 cannot animate bars with
-    a pattern fill (its transition code throws "classed is not a function"), so the
-    widgets, which animate, use it; static figures keep the hatching.
+    No fact rests on colour alone: the residual is dotted and the rejected mass hatched
+    (`PATTERNS`), and each mass's bar text carries its mark (✓ accepted, ↻ resampled,
+    ✗ rejected: `MASS_MARKS`). `hatch=False` leaves the patterns out (the marks stay):
+    plotly.js 4.1 cannot animate bars with a pattern fill (its transition code throws
+    "classed is not a function"), so the widgets, which animate, use it.
     """
     patch = money_diagram_patch(p, q, vocab, step, annotate)
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name="min(p, q): accepted",
+        name=t("money.legend_overlap"),
         meta="overlap",
         offsetgroup="p",
-        marker=dict(color=PALETTE["overlap"], line=dict(width=0)),
+        marker=mass_marker("overlap", line=dict(width=0)),
         textposition="inside",
         insidetextanchor="middle",
         hovertemplate="%{x}: min(p, q) = %{y:.4f}<extra></extra>",
         **d["overlap"],
     )
     fig.add_bar(
-        name="(p − q)⁺: resampled after rejection",
+        name=t("money.legend_residual"),
         meta="residual",
         offsetgroup="p",
-        marker=dict(color=PALETTE["residual"], line=dict(width=0)),
+        marker=mass_marker("residual", pattern=hatch, line=dict(width=0)),
         textposition="inside",
         insidetextanchor="middle",
         hovertemplate="%{x}: (p − q)⁺ = %{y:.4f}<extra></extra>",
         **d["residual"],
     )
     fig.add_bar(
-        name="p (target)",
+        name=t("figure.p_target"),
         meta="p",
         offsetgroup="p",
         marker=p_outline(),
@@ -121,21 +144,20 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Fig
         **d["p"],
     )
     fig.add_bar(
-        name="q (draft)",
+        name=t("figure.q_draft"),
         meta="q",
         offsetgroup="q",
         marker=q_fill(),
         hovertemplate="%{x}: q = %{y:.4f}<extra></extra>",
         **d["q"],
     )
-    rejected_marker = dict(color="rgba(255,127,14,0.35)", line=dict(color=PALETTE["rejected"], width=1.5))
-    if hatch:
-        rejected_marker["pattern"] = dict(shape="/", fgcolor=PALETTE["rejected"], solidity=0.3)
     fig.add_bar(
-        name="(q − p)⁺: draft mass rejected",
+        name=t("money.legend_rejected"),
         meta="rejected",
         offsetgroup="q",
-        marker=rejected_marker,
+        marker=mass_marker("rejected", pattern=hatch),
+        textposition="inside",
+        insidetextanchor="middle",
         hovertemplate="%{x}: (q − p)⁺ = %{y:.4f}<extra></extra>",
         **d["rejected"],
     )
@@ -146,8 +168,8 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Fig
         barmode="group",
         bargap=0.25,
         bargroupgap=0.05,
-        yaxis=dict(title="probability", range=lay["yaxis_range"]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("figure.probability"), range=lay["yaxis_range"]),
+        xaxis=dict(title=t("figure.token")),
         height=480,
     )
     if annotate:
@@ -178,14 +200,14 @@ def _fmt_vec(names, values, digits=3) -> str:
 def _money_note(p, q, names, step) -> str:
     """The annotation above the money diagram: P(accept), then Z, then p′, as `step` reveals them."""
     s = money_summary(p, q, names)
-    parts = [f"P(accept) = Σ min(p, q) = {s['p_accept']:.3f}"]
+    parts = [f"{t('money.p_accept')} = Σ min(p, q) = {s['p_accept']:.3f}"]
     if step >= 2:
-        parts.append(f"P(reject) = Z = {s['z']:.3f}")
+        parts.append(f"{t('money.p_reject')} = Z = {s['z']:.3f}")
     if step >= 3:
         parts.append(
             "<br>p′ = (p − q)⁺ / Z = (" + _fmt_vec(names, s["p_prime"]) + ")"
             if s["z"] > 0
-            else "<br>Z = 0: rejection never happens, p′ is never used"
+            else "<br>" + t("money.z_zero")
         )
     return "   ·   ".join(parts).replace("   ·   <br>", "<br>")
 
@@ -203,7 +225,7 @@ def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Fig
     out = acc + rej
     match = np.abs(out - p) <= tol
     cols = [
-        names + ["total"],
+        names + [t("money.table_total")],
         list(acc) + [float(acc.sum())],
         list(rej) + [float(rej.sum())],
         list(out) + [float(out.sum())],
@@ -218,7 +240,14 @@ def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Fig
         go.Table(
             meta="joint",
             header=dict(
-                values=["token", "P(x ∧ accept)", "P(x ∧ reject)", "P(out = x)", "p(x)", "match"],
+                values=[
+                    t("figure.token"),
+                    t("figure.joint_accept"),
+                    t("figure.joint_reject"),
+                    t("money.table_out"),
+                    "p(x)",
+                    t("money.table_match"),
+                ],
                 fill_color="#e8eef7",
                 align="center",
                 font=dict(size=14),
@@ -233,10 +262,10 @@ def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Fig
             ),
         )
     )
-    verdict = "output = p: lossless" if match.all() else "output ≠ p: NOT lossless"
+    verdict = t("money.table_lossless") if match.all() else t("money.table_lossy")
     base_layout(
         fig,
-        f"Rule {get_rule(rule).name!r}: P(out = x) = P(x ∧ accept) + P(x ∧ reject) — {verdict}",
+        t("money.table_title", rule=get_rule(rule).name, verdict=verdict),
         height=100 + 30 * (len(names) + 2),
     )
     fig.update_layout(margin=dict(b=10, t=55))

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..i18n import t
 from ..multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
 from .style import PALETTE, base_layout, float_pair, p_outline, vocab_names
 
@@ -34,11 +35,15 @@ def multidraft_figure(p, q, k_max=4, vocab=None) -> go.Figure:
         rows=1,
         cols=3,
         horizontal_spacing=0.08,
-        subplot_titles=("P(some draft accepted)", "TV(output, p)", f"output with k = {k_max} drafts"),
+        subplot_titles=(
+            t("multidraft.panel_accept"),
+            t("figure.tv_output_p"),
+            t("multidraft.panel_output", k=k_max),
+        ),
     )
     styles = {
-        True: ("update", "residual update R ← (R − q)⁺/Z (lossless)", PALETTE["overlap"], "solid"),
-        False: ("naive", "naive: always compare with p", PALETTE["lossy"], "dash"),
+        True: ("update", t("multidraft.update"), PALETTE["overlap"], "solid"),
+        False: ("naive", t("multidraft.naive"), PALETTE["lossy"], "dash"),
     }
     outs = {}
     for upd in (True, False):
@@ -69,26 +74,25 @@ def multidraft_figure(p, q, k_max=4, vocab=None) -> go.Figure:
             row=1,
             col=2,
         )
-    fig.add_bar(x=names, y=p, meta="p", name="p (target)", marker=p_outline(), row=1, col=3)
+    fig.add_bar(x=names, y=p, meta="p", name=t("figure.p_target"), marker=p_outline(), row=1, col=3)
     for upd in (True, False):
         key, label, colour, _ = styles[upd]
         fig.add_bar(
             x=names,
             y=outs[upd][-1],
             meta=f"output:{key}",
-            name=f"output ({key})",
+            name=t("multidraft.output_update") if upd else t("multidraft.output_naive"),
             marker=dict(color=colour, opacity=0.75),
             showlegend=False,
             row=1,
             col=3,
         )
-    fig.update_xaxes(title_text="number of drafts", dtick=1, row=1, col=1)
-    fig.update_xaxes(title_text="number of drafts", dtick=1, row=1, col=2)
+    fig.update_xaxes(title_text=t("multidraft.n_drafts"), dtick=1, row=1, col=1)
+    fig.update_xaxes(title_text=t("multidraft.n_drafts"), dtick=1, row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     base_layout(
         fig,
-        "Multi-draft (SpecInfer-style) verification: more drafts, more acceptance — "
-        "lossless only with the residual update",
+        t("multidraft.title"),
         height=430,
         barmode="group",
     )

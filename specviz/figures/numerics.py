@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..i18n import t
 from .style import PALETTE, base_layout
 
 
@@ -49,12 +50,12 @@ def numerics_figure(
         cols=2,
         column_widths=[0.4, 0.6],
         horizontal_spacing=0.1,
-        subplot_titles=("distance from the fp64 target p", "|output(x) − p(x)| per token"),
+        subplot_titles=(t("numerics.panel_distance"), t("numerics.panel_error")),
     )
     for key, label, colour in (
-        ("p_tv", "TV(p in dtype, p): the target itself drifts", PALETTE["rejected"]),
-        ("verify_tv", "TV(output, p in dtype): verification arithmetic", PALETTE["residual"]),
-        ("out_tv", "TV(output, p): what you get", PALETTE["p"]),
+        ("p_tv", t("numerics.p_tv"), PALETTE["rejected"]),
+        ("verify_tv", t("numerics.verify_tv"), PALETTE["residual"]),
+        ("out_tv", t("numerics.out_tv"), PALETTE["p"]),
     ):
         vals = [getattr(r, key) for r in report]
         fig.add_bar(
@@ -77,19 +78,20 @@ def numerics_figure(
             y=err,
             mode="markers",
             meta=f"abs_err:{r.dtype}",
-            name=f"{r.dtype}: max {r.max_abs:.1e}" + (f", {r.underflow} underflow(s)" if r.underflow else ""),
+            name=t("numerics.abs_err", dtype=r.dtype, max=r.max_abs)
+            + (t("numerics.underflow", n=r.underflow) if r.underflow else ""),
             marker=dict(size=6, color=PALETTE["dtypes"].get(r.dtype)),
             row=1,
             col=2,
         )
     fig.update_yaxes(type="log", exponentformat="power", row=1, col=1)
     fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
-    fig.update_xaxes(title_text="dtype", row=1, col=1)
-    fig.update_xaxes(title_text="token rank (by p)", row=1, col=2)
+    fig.update_xaxes(title_text=t("numerics.dtype"), row=1, col=1)
+    fig.update_xaxes(title_text=t("numerics.rank"), row=1, col=2)
     V = ref.size
     base_layout(
         fig,
-        f"Lossless within hardware numerics: one exact step in each dtype (V = {V}, T = {temperature:g})",
+        t("numerics.title", V=V, T=temperature),
         height=470,
         barmode="group",
     )

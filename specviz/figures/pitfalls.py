@@ -14,8 +14,33 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ..i18n import CATALOGUE, t
 from ..rules import compare_rules, get_rule, rule_joint
-from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, q_fill, vocab_names, y_top
+from .style import (
+    LOSSLESS_SERIES,
+    LOSSY_SERIES,
+    PALETTE,
+    base_layout,
+    float_pair,
+    mass_labels,
+    mass_marker,
+    p_outline,
+    q_fill,
+    rgba,
+    vocab_names,
+    y_top,
+)
+
+
+def rule_description(rule) -> str:
+    """A rule's one-line description in the current language (its own English text for rules not in the catalogue).
+
+    >>> rule_description("resample_target")
+    'pitfall: on rejection sample from p itself'
+    """
+    r = get_rule(rule)
+    key = f"pitfalls.rule.{r.name}"
+    return t(key) if key in CATALOGUE else r.description
 
 
 def rule_figure(p, q, rule="lossless", vocab=None, **params) -> go.Figure:
@@ -36,11 +61,11 @@ def rule_figure(p, q, rule="lossless", vocab=None, **params) -> go.Figure:
     fig.add_bar(
         x=names,
         y=acc,
-        name="P(x ∧ accept)",
+        name=t("figure.joint_accept"),
         meta="accept",
         offsetgroup="p",
-        marker=dict(color=PALETTE["overlap"]),
-        text=bar_labels(acc),
+        marker=mass_marker("overlap"),
+        text=mass_labels("overlap", acc),
         textposition="inside",
         hovertemplate="%{x}: %{y:.4f}<extra></extra>",
     )
@@ -48,18 +73,18 @@ def rule_figure(p, q, rule="lossless", vocab=None, **params) -> go.Figure:
         x=names,
         y=rej,
         base=acc,
-        name="P(x ∧ reject)",
+        name=t("figure.joint_reject"),
         meta="reject",
         offsetgroup="p",
-        marker=dict(color=PALETTE["residual"]),
-        text=bar_labels(rej),
+        marker=mass_marker("residual"),
+        text=mass_labels("residual", rej),
         textposition="inside",
         hovertemplate="%{x}: %{y:.4f}<extra></extra>",
     )
     fig.add_bar(
         x=names,
         y=p,
-        name="p (target)",
+        name=t("figure.p_target"),
         meta="p",
         offsetgroup="p",
         marker=p_outline(),
@@ -68,21 +93,21 @@ def rule_figure(p, q, rule="lossless", vocab=None, **params) -> go.Figure:
     fig.add_bar(
         x=names,
         y=q,
-        name="q (draft)",
+        name=t("figure.q_draft"),
         meta="q",
         offsetgroup="q",
         marker=q_fill(),
         hovertemplate="%{x}: q = %{y:.4f}<extra></extra>",
     )
-    verdict = "lossless ✓" if tv < 1e-9 else f"NOT lossless ✗ (TV(output, p) = {tv:.4f})"
-    sub = f"{r.description} · acceptance {float(j.p_accept):.3f} · {verdict}"
+    verdict = t("figure.lossless_ok") if tv < 1e-9 else t("pitfalls.not_lossless", tv=tv)
+    sub = t("pitfalls.rule_sub", description=rule_description(r), acc=float(j.p_accept), verdict=verdict)
     base_layout(
         fig,
-        f"Rule {r.name!r}: output vs target<br><sup>{sub}</sup>",
+        f"{t('pitfalls.rule_title', rule=r.name)}<br><sup>{sub}</sup>",
         barmode="group",
         height=460,
-        yaxis=dict(title="probability", range=[0, y_top(p, q, out)]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("figure.probability"), range=[0, y_top(p, q, out)]),
+        xaxis=dict(title=t("figure.token")),
     )
     return fig
 
@@ -99,12 +124,12 @@ def rules_figure(p, q, rules=None, vocab=None, params=None) -> go.Figure:
     fig.add_bar(
         x=names,
         y=p,
-        name="p (target)",
+        name=t("figure.p_target"),
         meta="p",
-        marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
+        marker=dict(color=rgba(PALETTE["p"], 0.15), line=dict(color=PALETTE["p"], width=3)),
     )
-    lossless_colours = iter(["#1f77b4", "#6baed6", "#08519c", "#9ecae1"] * 4)
-    lossy_colours = iter(["#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#9467bd", "#17becf"] * 4)
+    lossless_colours = iter(LOSSLESS_SERIES * 4)
+    lossy_colours = iter(LOSSY_SERIES * 4)
     for rep in reports:
         mark = "✓" if rep.tv < 1e-9 else "✗"
         colour = next(lossless_colours) if rep.tv < 1e-9 else next(lossy_colours)
@@ -118,11 +143,11 @@ def rules_figure(p, q, rules=None, vocab=None, params=None) -> go.Figure:
         )
     base_layout(
         fig,
-        "Output of each verification rule vs the target p (TV(output, p) in the legend)",
+        t("pitfalls.rules_title"),
         barmode="group",
         height=460,
-        yaxis=dict(title="P(output = x)"),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("pitfalls.output_axis")),
+        xaxis=dict(title=t("figure.token")),
     )
     fig.update_layout(
         legend=dict(orientation="v", yref="paper", x=1.02, xanchor="left", y=1, yanchor="top"), margin=dict(r=230, b=60)
@@ -155,20 +180,20 @@ def tradeoff_figure(p, q, ls=None, eps=None, delta=0.3) -> go.Figure:
         y=[a for _, a in len_pts],
         customdata=ls,
         mode="lines+markers",
-        name="lenient: accept min(1, p/(l·q))",
+        name=t("pitfalls.lenient"),
         meta="lenient",
         line=dict(color=PALETTE["lossy"]),
-        hovertemplate="l = %{customdata:.2f}<br>TV %{x:.4f}<br>acceptance %{y:.3f}<extra></extra>",
+        hovertemplate=t("pitfalls.lenient_hover"),
     )
     fig.add_scatter(
         x=[t for t, _ in typ_pts],
         y=[a for _, a in typ_pts],
         customdata=eps,
         mode="lines+markers",
-        name=f"typical acceptance (δ = {delta:g}, ε swept)",
+        name=t("pitfalls.typical", delta=delta),
         meta="typical",
         line=dict(color=PALETTE["rejected"]),
-        hovertemplate="ε = %{customdata:.3g}<br>TV %{x:.4f}<br>acceptance %{y:.3f}<extra></extra>",
+        hovertemplate=t("pitfalls.typical_hover"),
     )
     for rule, symbol in (("lossless", "star"), ("token_match", "diamond")):
         tv, a = point(rule)
@@ -178,15 +203,15 @@ def tradeoff_figure(p, q, ls=None, eps=None, delta=0.3) -> go.Figure:
             mode="markers+text",
             text=[rule],
             textposition="middle right",
-            name=f"{rule} (lossless)",
+            name=t("app.rule_lossless", rule=rule),
             meta=rule,
             marker=dict(symbol=symbol, size=16, color=PALETTE["overlap"]),
         )
     base_layout(
         fig,
-        "Trading exactness for acceptance: lossy relaxations move right",
+        t("pitfalls.tradeoff_title"),
         height=440,
-        xaxis=dict(title="TV(output, p): how far the output is from the target"),
-        yaxis=dict(title="acceptance rate", range=[0, 1.05]),
+        xaxis=dict(title=t("pitfalls.tradeoff_x")),
+        yaxis=dict(title=t("pitfalls.acceptance_rate"), range=[0, 1.05]),
     )
     return fig

@@ -16,9 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..i18n import t
 from ..sampling import importance_estimate
 from ..theory import acceptance_prob, envelope_constant, importance_bias_mass, importance_weights, rejection_acceptance
-from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, vocab_names, y_top
+from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, rgba, vocab_names, y_top
 
 
 def importance_figure(p, q, f=None, n=2000, seed=0, vocab=None) -> go.Figure:
@@ -44,7 +45,7 @@ def importance_figure(p, q, f=None, n=2000, seed=0, vocab=None) -> go.Figure:
         rows=1,
         cols=2,
         column_widths=[0.35, 0.65],
-        subplot_titles=("importance weights w(x) = p(x)/q(x)", f"running IS estimate of E_p[{f_name.split(' =')[0]}]"),
+        subplot_titles=(t("sampling.weights_title"), t("sampling.estimate_title", f=f_name.split(" =")[0])),
     )
     w = importance_weights(p, q)
     fig.add_bar(
@@ -63,7 +64,7 @@ def importance_figure(p, q, f=None, n=2000, seed=0, vocab=None) -> go.Figure:
         x=xs,
         y=est,
         mode="lines",
-        name="IS estimate (1/n) Σ w(xᵢ) f(xᵢ)",
+        name=t("sampling.estimate"),
         meta="estimate",
         line=dict(color=PALETTE["empirical"]),
         row=1,
@@ -83,19 +84,17 @@ def importance_figure(p, q, f=None, n=2000, seed=0, vocab=None) -> go.Figure:
         x=[1, max(n, 2)],
         y=[draft_mean, draft_mean],
         mode="lines",
-        name=f"E_q[f] = {draft_mean:.3f} (no weights)",
+        name=t("sampling.no_weights", value=draft_mean),
         meta="draft_mean",
         line=dict(color=PALETTE["q"], dash="dot"),
         row=1,
         col=2,
     )
-    fig.update_xaxes(type="log", title="number of draft samples n", row=1, col=2)
-    fig.update_xaxes(title="token", row=1, col=1)
+    fig.update_xaxes(type="log", title=t("sampling.n_draft"), row=1, col=2)
+    fig.update_xaxes(title=t("figure.token"), row=1, col=1)
     bias = importance_bias_mass(p, q)
-    note = f"{f_name}. IS gives an unbiased <i>expectation</i>, not samples from p." + (
-        f" Warning: q = 0 on target mass {bias:.3f}: IS cannot see it." if bias > 0 else ""
-    )
-    base_layout(fig, "Importance sampling: reweight draft samples by p/q<br><sup>" + note + "</sup>", height=430)
+    note = t("sampling.is_note", f=f_name) + (t("sampling.is_blind", mass=bias) if bias > 0 else "")
+    base_layout(fig, t("sampling.is_title") + "<br><sup>" + note + "</sup>", height=430)
     return fig
 
 
@@ -111,13 +110,10 @@ def rejection_figure(p, q, M=None, vocab=None) -> go.Figure:
     M = M_min if M is None else float(M)
     fig = go.Figure()
     if not np.isfinite(M) or M <= 0:
-        fig.add_bar(x=names, y=q, name="q (draft)", meta="q", marker=dict(color=PALETTE["q"]))
-        fig.add_bar(x=names, y=p, name="p (target)", meta="p", marker=p_outline())
-        title = (
-            "Rejection sampling needs M·q ≥ p everywhere<br><sup>q(x) = 0 where p(x) > 0: "
-            "no finite M, acceptance 0 — classic rejection sampling cannot reach p</sup>"
-        )
-        base_layout(fig, title, barmode="overlay", height=430, yaxis=dict(title="probability"))
+        fig.add_bar(x=names, y=q, name=t("figure.q_draft"), meta="q", marker=dict(color=PALETTE["q"]))
+        fig.add_bar(x=names, y=p, name=t("figure.p_target"), meta="p", marker=p_outline())
+        title = t("sampling.no_envelope_title") + "<br><sup>" + t("sampling.no_envelope") + "</sup>"
+        base_layout(fig, title, barmode="overlay", height=430, yaxis=dict(title=t("figure.probability")))
         return fig
     env = M * q
     kept = np.minimum(p, env)
@@ -125,31 +121,31 @@ def rejection_figure(p, q, M=None, vocab=None) -> go.Figure:
     fig.add_bar(
         x=names,
         y=env,
-        name=f"envelope M·q (M = {M:.3g})",
+        name=t("sampling.envelope", M=M),
         meta="envelope",
-        marker=dict(color="rgba(127,127,127,0.25)", line=dict(color=PALETTE["q"], width=1.5)),
+        marker=dict(color=rgba(PALETTE["q"], 0.25), line=dict(color=PALETTE["q"], width=1.5)),
     )
     fig.add_bar(
         x=names,
         y=kept,
-        name="accepted: min(p, M·q)",
+        name=t("sampling.kept"),
         meta="accepted",
         marker=dict(color=PALETTE["overlap"], opacity=0.8),
     )
-    fig.add_bar(x=names, y=p, name="p (target)", meta="p", marker=p_outline())
+    fig.add_bar(x=names, y=p, name=t("figure.p_target"), meta="p", marker=p_outline())
     valid = M >= M_min - 1e-12
     sub = (
-        f"acceptance per try = Σ min(p, M·q) / M = {acc:.3f}"
+        t("sampling.per_try", value=acc)
         + (" = 1/M" if valid else "")
-        + ("" if valid else f" — M < max p/q = {M_min:.3g}: the output is clipped, not p")
+        + ("" if valid else t("sampling.clipped", M=M_min))
     )
     base_layout(
         fig,
-        f"Rejection sampling with envelope M·q<br><sup>{sub}</sup>",
+        f"{t('sampling.rejection_title')}<br><sup>{sub}</sup>",
         barmode="overlay",
         height=430,
-        yaxis=dict(title="probability", range=[0, y_top(env, p)]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("figure.probability"), range=[0, y_top(env, p)]),
+        xaxis=dict(title=t("figure.token")),
     )
     return fig
 
@@ -169,7 +165,7 @@ def acceptance_figure(p, q, vocab=None) -> go.Figure:
         y=ratio,
         name="p/q",
         meta="ratio",
-        marker=dict(color="rgba(127,127,127,0.25)", line=dict(color=PALETTE["q"], width=1.5)),
+        marker=dict(color=rgba(PALETTE["q"], 0.25), line=dict(color=PALETTE["q"], width=1.5)),
         text=[f"{r:.2f}" if r is not None else "q = 0" for r in ratio],
         textposition="outside",
         hovertemplate="%{x}: p/q = %{y:.4f}<extra></extra>",
@@ -182,21 +178,21 @@ def acceptance_figure(p, q, vocab=None) -> go.Figure:
         marker=dict(color=PALETTE["overlap"]),
         text=bar_labels(acc),
         textposition="inside",
-        hovertemplate="%{x}: accept with %{y:.4f}<extra></extra>",
+        hovertemplate=t("sampling.accept_hover"),
     )
     fig.add_hline(
         y=1.0,
         line=dict(color=PALETTE["p"], dash="dash"),
-        annotation_text="clip at 1: tokens with p ≥ q are always accepted",
+        annotation_text=t("sampling.clip"),
         annotation_position="top left",
     )
     finite = [r for r in ratio if r is not None] or [1.0]
     base_layout(
         fig,
-        "Acceptance probability a(x) = min(1, p(x)/q(x))",
+        t("sampling.acceptance_title"),
         barmode="group",
-        yaxis=dict(title="ratio / probability", range=[0, max(1.3, max(finite) * 1.2)]),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("sampling.ratio_axis"), range=[0, max(1.3, max(finite) * 1.2)]),
+        xaxis=dict(title=t("figure.token")),
         height=420,
     )
     return fig

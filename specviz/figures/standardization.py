@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..i18n import t
 from ..standardize import Sampling, mismatch_output_dist, standardize
-from .style import PALETTE, base_layout, p_outline, q_fill, vocab_names
+from .style import PALETTE, base_layout, p_outline, q_fill, rgba, vocab_names
 
 
 def _as_sampling(s) -> Sampling | None:
@@ -30,7 +31,7 @@ def _as_sampling(s) -> Sampling | None:
 
 def _describe(s: Sampling) -> str:
     """A short label of sampling settings: "T=0.7, top-k=2" or "greedy"."""
-    parts = ["greedy" if s.temperature == 0 else f"T={s.temperature:g}"]
+    parts = [t("standardization.greedy") if s.temperature == 0 else f"T={s.temperature:g}"]
     if s.top_k:
         parts.append(f"top-k={s.top_k}")
     if s.top_p is not None and s.top_p < 1:
@@ -58,30 +59,40 @@ def standardization_figure(
     q_s = standardize(draft_logits, draft_sampled.temperature, draft_sampled.top_k, draft_sampled.top_p)
     fig = go.Figure()
     fig.add_bar(
-        x=names, y=q_s, name=f"q sampled ({_describe(draft_sampled)})", meta="q_sampled", marker=q_fill(width=1)
+        x=names,
+        y=q_s,
+        name=t("standardization.q_sampled", settings=_describe(draft_sampled)),
+        meta="q_sampled",
+        marker=q_fill(width=1),
     )
     fig.add_bar(
         x=names,
         y=p_used,
-        name=f"p in the ratio ({_describe(target_used)})",
+        name=t("standardization.p_used", settings=_describe(target_used)),
         meta="p_used",
-        marker=dict(color="rgba(44,160,44,0.35)", line=dict(color=PALETTE["residual"], width=1)),
+        marker=dict(color=rgba(PALETTE["residual"], 0.35), line=dict(color=PALETTE["residual"], width=1)),
     )
-    fig.add_bar(x=names, y=m.output, name="actual output", meta="output", marker=dict(color=PALETTE["overlap"]))
     fig.add_bar(
-        x=names, y=m.intended, name=f"intended target ({_describe(intended)})", meta="intended", marker=p_outline()
+        x=names, y=m.output, name=t("standardization.output"), meta="output", marker=dict(color=PALETTE["overlap"])
+    )
+    fig.add_bar(
+        x=names,
+        y=m.intended,
+        name=t("standardization.intended", settings=_describe(intended)),
+        meta="intended",
+        marker=p_outline(),
     )
     ok = m.tv < 1e-9
-    verdict = "lossless ✓" if ok else f"TV(output, intended) = {m.tv:.4f} ✗"
-    sub = f"draft q in the ratio: {_describe(draft_ratio)} · {verdict}" + (
-        "" if ok else " — fold temperature/top-k/top-p into p and q the same way before verifying"
+    verdict = t("figure.lossless_ok") if ok else t("standardization.tv_bad", tv=m.tv)
+    sub = t("standardization.sub", settings=_describe(draft_ratio), verdict=verdict) + (
+        "" if ok else t("standardization.fold")
     )
     base_layout(
         fig,
-        f"Standardised sampling: ratio and samples must use the same distributions<br><sup>{sub}</sup>",
+        f"{t('standardization.title')}<br><sup>{sub}</sup>",
         barmode="group",
         height=440,
-        yaxis=dict(title="probability"),
-        xaxis=dict(title="token"),
+        yaxis=dict(title=t("figure.probability")),
+        xaxis=dict(title=t("figure.token")),
     )
     return fig

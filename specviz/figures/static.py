@@ -5,6 +5,9 @@ Chrome/Chromium); it returns None, and records why in `static_image_problem()`, 
 browser or kaleido is available, so a notebook still runs, only without the picture.
 `StaticImageRenderer` is a plotly renderer that puts the interactive plotly JSON and
 that PNG in one output, so JupyterLab shows the live figure and static viewers the image.
+
+>>> png_data_uri(b"PNG")
+'data:image/png;base64,UE5H'
 """
 
 from __future__ import annotations

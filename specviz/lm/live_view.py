@@ -22,6 +22,7 @@ import time
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from ..widgets.figure_sync import responsive
 from . import figures as LF
 from .closeup import closeup_info_html, default_token, token_closeup
 from .live_render import (
@@ -76,7 +77,7 @@ class LiveView:
         )
         self.token_info = W.HTML("<i>generate some text, then pick a token to see its p and q</i>")
         # ONE FigureWidget for all plots (see the module notes)
-        self.figure = go.FigureWidget(LF.live_figure(None, int(gamma)))
+        self.figure = responsive(go.FigureWidget(LF.live_figure(None, int(gamma))))  # fills the page width
         self.figure.add_class("specviz-live-figure")
         self.figures = {panel: self.figure for panel in LF.LIVE_PANELS}
 

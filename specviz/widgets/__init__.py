@@ -22,13 +22,14 @@ One module per job: `base` (the `App` base class and the message helpers),
 faster, on first use: importing this package changes nothing else), `weights` and
 `presets` (the editor's arithmetic), `editor_controls` and `editor` (`DistributionEditor`),
 `editor_app` (`EditorApp`, the base of the apps driven by the editor), one module per
-app (`money`, `monte_carlo`, `pitfalls`, `gamma`, `multidraft`, `standardization`,
+app (`money`, `monte_carlo`, `pitfalls`, `gamma`, `multidraft`, `draft_tree`, `standardization`,
 `numerics`) and `dashboard`.
 """
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from .base import ERROR_STYLE, INFO_STYLE, App, error_html, safe_callback, verdict_html
 from .dashboard import DASHBOARD_TABS, DashboardApp, dashboard_app
+from .draft_tree import DraftTreeApp, draft_tree_app
 from .editor import VOCAB_MAX, VOCAB_MIN, DistributionEditor
 from .editor_app import EditorApp
 from .fastload import defer_rfc3987_syntax
@@ -56,6 +57,7 @@ __all__ = [
     "DEFAULT_TARGET_LOGITS",
     "DashboardApp",
     "DistributionEditor",
+    "DraftTreeApp",
     "ERROR_STYLE",
     "EditorApp",
     "GammaApp",
@@ -84,6 +86,7 @@ __all__ = [
     "money_diagram_app",
     "monte_carlo_app",
     "multidraft_app",
+    "draft_tree_app",
     "numerics_app",
     "parse_weights",
     "pitfall_app",

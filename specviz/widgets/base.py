@@ -8,6 +8,7 @@ import re
 
 import ipywidgets as W
 
+from ..i18n import t
 from .fastload import defer_rfc3987_syntax
 from .snapshot import snapshot_html, snapshots_enabled
 
@@ -22,13 +23,34 @@ def error_html(text: str) -> str:
     return f"<div class='specviz-error' style='{ERROR_STYLE}'>⚠ {html.escape(text)}</div>"
 
 
+def _audit_explanation(report) -> str:
+    """The audit's one-line explanation in the current language, from the report's numbers."""
+    p, emp = report.target, report.empirical
+    if report.impossible_tokens.size:
+        return t("app.audit_impossible", x=int(report.impossible_tokens[0]))
+    if not report.passed and report.p_value == 0 and not report.chi2 < float("inf"):
+        return t("app.audit_outside", last=p.size - 1)
+    if not report.passed:
+        worst = int(abs(emp - p).argmax())
+        return t(
+            "app.audit_gap",
+            pval=report.p_value,
+            sig=report.significance,
+            tv=report.tv,
+            worst=worst,
+            emp=emp[worst],
+            p=p[worst],
+        )
+    return t("app.audit_ok", pval=report.p_value, sig=report.significance, tv=report.tv, n=report.n)
+
+
 def verdict_html(report, what: str) -> str:
     """An audit report as one line of HTML: a green PASS or red FAIL, `what`, and the explanation."""
     colour = "#1a7f37" if report.passed else "#cf222e"
-    word = "PASS" if report.passed else "FAIL"
-    return (
-        f"<b class='specviz-verdict-{word.lower()}' style='color:{colour}'>{word}</b> "
-        f"{what}: {html.escape(report.explanation)}"
+    cls, word = ("pass", t("app.pass")) if report.passed else ("fail", t("app.fail"))
+    why = html.escape(_audit_explanation(report))
+    return f"<b class='specviz-verdict-{cls}' style='color:{colour}'>{word}</b> " + t(
+        "app.verdict_line", what=what, why=why
     )
 
 

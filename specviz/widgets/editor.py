@@ -10,6 +10,8 @@ import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..figures import PALETTE, default_vocab, vocab_names
+from ..figures.style import text_colour  # text in a palette colour, at WCAG AA contrast
+from ..i18n import t
 from ..validate import as_pair
 from .base import error_html, safe_callback
 from .editor_controls import mode_toggle, preset_buttons, probability_slider, vocab_slider, weights_text
@@ -57,12 +59,12 @@ class DistributionEditor(W.VBox):
         self._fmt = f".{max(2, int(np.ceil(np.log10(self.units))))}f"
         self.mode = mode_toggle()
         self.normalise_button = W.Button(
-            description="Normalise", tooltip="rescale p and q to sum to 1", layout=W.Layout(width="100px")
+            description=t("editor.normalise"), tooltip=t("editor.normalise_tip"), layout=W.Layout(width="100px")
         )
         self.vocab_size = vocab_slider(V, vocab_range)
         self.preset_buttons = preset_buttons()
         self.text_p, self.text_q = weights_text("p", "0.6, 0.3, 0.1"), weights_text("q", "0.4, 0.5, 0.1")
-        self.apply_button = W.Button(description="Apply", layout=W.Layout(width="80px"))
+        self.apply_button = W.Button(description=t("editor.apply"), layout=W.Layout(width="80px"))
         self.sliders_p: list[W.FloatSlider] = []
         self.sliders_q: list[W.FloatSlider] = []
         self._slider_box = W.HBox()
@@ -78,7 +80,7 @@ class DistributionEditor(W.VBox):
         wrap = W.Layout(flex_flow="row wrap")
         super().__init__(
             [
-                W.HBox([W.Label("presets:")] + list(self.preset_buttons.values()), layout=wrap),
+                W.HBox([W.Label(t("editor.presets"))] + list(self.preset_buttons.values()), layout=wrap),
                 self._slider_box,
                 W.HBox([self.mode, self.normalise_button, self.vocab_size], layout=wrap),
                 W.HBox([self.text_p, self.text_q, self.apply_button], layout=wrap),
@@ -132,8 +134,12 @@ class DistributionEditor(W.VBox):
         self.sliders_p = [self._make_slider("p", i, v / self.units) for i, v in enumerate(self._cp)]
         self.sliders_q = [self._make_slider("q", i, v / self.units) for i, v in enumerate(self._cq)]
         self._slider_box.children = [
-            W.VBox([W.HTML(f"<b style='color:{PALETTE['p']}'>target p</b>")] + self.sliders_p),
-            W.VBox([W.HTML(f"<b style='color:{PALETTE['q']}'>draft q</b>")] + self.sliders_q),
+            W.VBox(
+                [W.HTML(f"<b style='color:{text_colour(PALETTE['p'])}'>{t('editor.target_p')}</b>")] + self.sliders_p
+            ),
+            W.VBox(
+                [W.HTML(f"<b style='color:{text_colour(PALETTE['q'])}'>{t('editor.draft_q')}</b>")] + self.sliders_q
+            ),
         ]
 
     def _write_sliders(self) -> None:
@@ -169,12 +175,10 @@ class DistributionEditor(W.VBox):
         cp = snap(p, self.units) if p is not None else self._cp
         cq = snap(q, self.units) if q is not None else self._cq
         if cp.size != cq.size:
-            raise ValueError(
-                f"p and q have different lengths ({cp.size} vs {cq.size}): target and draft must share one vocabulary"
-            )
+            raise ValueError(t("editor.size_mismatch", np=cp.size, nq=cq.size))
         V = cp.size
         if not (self.vocab_size.min <= V <= self.vocab_size.max):
-            raise ValueError(f"vocabulary size {V} is outside {self.vocab_size.min}..{self.vocab_size.max}")
+            raise ValueError(t("editor.vocab_range", V=V, lo=self.vocab_size.min, hi=self.vocab_size.max))
         names = (
             vocab_names(vocab, V)
             if vocab is not None
@@ -212,16 +216,16 @@ class DistributionEditor(W.VBox):
         """Apply the typed weights in `text_p` / `text_q` (empty = keep)."""
         tp, tq = self.text_p.value.strip(), self.text_q.value.strip()
         if not tp and not tq:
-            raise ValueError("type p and/or q first, e.g. 0.6, 0.3, 0.1")
+            raise ValueError(t("editor.type_first"))
         p = parse_weights(tp, "p") if tp else None
         q = parse_weights(tq, "q") if tq else None
         for typed in (p, q):
             if typed is not None:
                 snap(typed, self.units)  # validate before touching anything
         if p is not None and q is None and p.size != self.V:
-            raise ValueError(f"typed p has {p.size} values but the vocabulary has {self.V}: type q too")
+            raise ValueError(t("editor.typed_size", which="p", n=p.size, V=self.V, other="q"))
         if q is not None and p is None and q.size != self.V:
-            raise ValueError(f"typed q has {q.size} values but the vocabulary has {self.V}: type p too")
+            raise ValueError(t("editor.typed_size", which="q", n=q.size, V=self.V, other="p"))
         self._set(p, q)
 
     @safe_callback
@@ -247,5 +251,5 @@ class DistributionEditor(W.VBox):
             try:
                 self._set(self._cp, self._cq)
             except ValueError as e:
-                self.show_error(str(e) + " — set some weight first; staying in free mode")
+                self.show_error(str(e) + t("editor.stay_free"))
                 self.mode.value = "free"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
+from ..i18n import t
 from .base import App
 from .editor import DistributionEditor
 
@@ -17,7 +18,11 @@ class EditorApp(App):
     """
 
     editor: DistributionEditor
-    hint = "(switch the sliders to 'rescale others' or press Normalise)"
+
+    @property
+    def hint(self) -> str:
+        """Appended to errors about normalisation: how to fix them here (in the current language)."""
+        return t("editor.hint")
 
     @property
     def sliders_p(self) -> list[W.FloatSlider]:

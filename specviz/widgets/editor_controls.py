@@ -5,19 +5,17 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..figures import PALETTE
+from ..i18n import CATALOGUE, t
 from .presets import PRESETS
 
 
 def mode_toggle() -> W.ToggleButtons:
     """The "rescale others" / "free + normalise" switch."""
     return W.ToggleButtons(
-        options=[("rescale others", "rescale"), ("free + normalise", "free")],
+        options=[(t("editor.rescale"), "rescale"), (t("editor.free"), "free")],
         value="rescale",
-        description="sliders",
-        tooltips=[
-            "moving one slider rescales the others: always a distribution",
-            "sliders move independently; press Normalise",
-        ],
+        description=t("editor.sliders"),
+        tooltips=[t("editor.rescale_tip"), t("editor.free_tip")],
         style={"button_width": "130px"},
     )
 
@@ -26,18 +24,30 @@ def vocab_slider(V: int, vocab_range: tuple[int, int]) -> W.IntSlider:
     """The vocabulary-size slider (its range widened to include V)."""
     lo, hi = min(vocab_range[0], V), max(vocab_range[1], V)
     style = {"description_width": "initial"}
-    return W.IntSlider(value=V, min=lo, max=hi, description="vocabulary", continuous_update=False, style=style)
+    return W.IntSlider(
+        value=V, min=lo, max=hi, description=t("editor.vocabulary"), continuous_update=False, style=style
+    )
 
 
 def preset_buttons() -> dict[str, W.Button]:
-    """One button per preset, by key."""
-    return {key: W.Button(description=label, layout=W.Layout(width="auto")) for key, label in PRESETS.items()}
+    """One button per preset, by key (labelled in the current language: message "editor.preset.<key>")."""
+
+    def label(key: str) -> str:
+        message = f"editor.preset.{key}"
+        return t(message) if message in CATALOGUE else PRESETS[key]
+
+    return {key: W.Button(description=label(key), layout=W.Layout(width="auto")) for key in PRESETS}
 
 
 def weights_text(which: str, example: str) -> W.Text:
     """A text box for typed weights of p or q."""
     style, layout = {"description_width": "50px"}, W.Layout(width="260px")
-    return W.Text(description=f"type {which}", placeholder=f"e.g. {example}", style=style, layout=layout)
+    return W.Text(
+        description=t("editor.type", which=which),
+        placeholder=t("editor.example", example=example),
+        style=style,
+        layout=layout,
+    )
 
 
 def probability_slider(which: str, name: str, value: float, units: int, readout_format: str) -> W.FloatSlider:

@@ -10,9 +10,21 @@ from .fastload import defer_rfc3987_syntax
 
 
 def figure_widget(fig: go.Figure) -> go.FigureWidget:
-    """A FigureWidget showing `fig` (the first one is made faster: see specviz.widgets.fastload)."""
+    """A FigureWidget showing `fig`, as wide as its container (see `responsive`; the first one is made
+    faster: see specviz.widgets.fastload)."""
     defer_rfc3987_syntax()
-    return go.FigureWidget(fig)
+    return responsive(go.FigureWidget(fig))
+
+
+def responsive(fw: go.FigureWidget) -> go.FigureWidget:
+    """`fw`, re-fitted to its container's width on a window resize (plotly.js config `responsive`).
+
+    A figure drawn while its dashboard tab is hidden gets plotly's default 700 px; the page
+    helper (specviz.widgets.a11y) sends a resize when that happens, and this makes the figure
+    follow it. Figures with a fixed layout width keep it.
+    """
+    fw._config = {**(fw._config or {}), "responsive": True}
+    return fw
 
 
 def sync_figure(fw: go.FigureWidget, fig: go.Figure) -> None:

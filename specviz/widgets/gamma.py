@@ -8,6 +8,7 @@ import numpy as np
 from ..figures import gamma_figure, simulate_accepted_lengths
 from ..gamma import best_gamma, expected_tokens, speedup
 from ..htmlkit import html_table
+from ..i18n import t
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 
@@ -22,16 +23,16 @@ class GammaApp(App):
     def __init__(self, alpha=0.8, gamma=4, c=0.1, n_steps=2000, seed=0):
         super().__init__()
         self.alpha = W.FloatSlider(
-            value=alpha, min=0.0, max=1.0, step=0.01, description="α (acceptance)", style={"description_width": "100px"}
+            value=alpha, min=0.0, max=1.0, step=0.01, description=t("gamma.alpha"), style={"description_width": "100px"}
         )
         self.gamma = W.IntSlider(
-            value=gamma, min=1, max=16, description="γ (drafts)", style={"description_width": "100px"}
+            value=gamma, min=1, max=16, description=t("gamma.gamma"), style={"description_width": "100px"}
         )
         self.cost = W.FloatSlider(
-            value=c, min=0.0, max=1.0, step=0.01, description="c (draft cost)", style={"description_width": "100px"}
+            value=c, min=0.0, max=1.0, step=0.01, description=t("gamma.cost"), style={"description_width": "100px"}
         )
         self.n_steps = W.Dropdown(
-            options=[(f"{v:,}", v) for v in (100, 2000, 20_000)], value=int(n_steps), description="simulated steps"
+            options=[(f"{v:,}", v) for v in (100, 2000, 20_000)], value=int(n_steps), description=t("gamma.n_steps")
         )
         self.seed = int(seed)
         self.numbers = W.HTML()
@@ -40,7 +41,7 @@ class GammaApp(App):
         for w in (self.alpha, self.gamma, self.cost, self.n_steps):
             w.observe(lambda _: self.update(), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>γ-step decoding: how many tokens per target call?</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('gamma.heading')}</h3>"),
             W.HBox([W.VBox([self.alpha, self.gamma, self.cost]), self.n_steps]),
             self.figure,
             self.numbers,
@@ -56,10 +57,10 @@ class GammaApp(App):
         sync_figure(self.figure, gamma_figure(a, g, c, accepted_counts=self.last_counts))
         self.numbers.value = html_table(
             [
-                ["E[tokens per verify step]", f"<span class='specviz-expected'>{expected_tokens(a, g):.3f}</span>"],
-                ["simulated mean", f"{np.mean(self.last_counts) + 1:.3f}"],
-                ["speedup (γ c + 1 cost)", f"<span class='specviz-speedup'>{speedup(a, g, c):.3f}×</span>"],
-                ["best γ for this α, c", f"{best_gamma(a, c)}"],
+                [t("gamma.expected"), f"<span class='specviz-expected'>{expected_tokens(a, g):.3f}</span>"],
+                [t("gamma.simulated_mean"), f"{np.mean(self.last_counts) + 1:.3f}"],
+                [t("gamma.speedup_row"), f"<span class='specviz-speedup'>{speedup(a, g, c):.3f}×</span>"],
+                [t("gamma.best_row"), f"{best_gamma(a, c)}"],
             ]
         )
         self.clear_message()

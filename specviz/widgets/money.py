@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..figures import MONEY_STEPS, apply_patch, money_diagram, money_diagram_patch
 from ..htmlkit import html_table
+from ..i18n import t
 from ..theory import acceptance_rate, rejection_mass, resample_dist, tv_distance
 from ..validate import as_pair, normalize
 from .base import safe_callback
@@ -57,8 +58,8 @@ class MoneyDiagramApp(EditorApp):
         self._drawn_step = self.step
         self.numbers = W.HTML()
         self.numbers.add_class("specviz-numbers")
-        self.back_button = W.Button(description="◀ Back", layout=W.Layout(width="90px"))
-        self.next_button = W.Button(description="Next ▶", layout=W.Layout(width="90px"))
+        self.back_button = W.Button(description=t("money.back"), layout=W.Layout(width="auto"))
+        self.next_button = W.Button(description=t("money.next"), layout=W.Layout(width="auto"))
         self.step_label = W.HTML()
         self.step_label.add_class("specviz-step-label")
         self.frames = int(frames)
@@ -69,16 +70,16 @@ class MoneyDiagramApp(EditorApp):
             value=0,
             min=0,
             max=self.frames - 1,
-            description="morph",
+            description=t("money.morph"),
             readout=False,
             style={"description_width": "50px"},
             layout=W.Layout(width="260px"),
         )
         W.link((self.play, "value"), (self.frame_slider, "value"))
         self.play_button = W.Button(
-            description="Play: q from p to disjoint",
+            description=t("money.play"),
             layout=W.Layout(width="auto"),
-            tooltip="morph the draft q from q = p to a one-hot on p's least likely token",
+            tooltip=t("money.play_tooltip"),
         )
         self.morph_label = W.HTML()
 
@@ -89,7 +90,7 @@ class MoneyDiagramApp(EditorApp):
         self.play.observe(self._on_playing, names="playing")
         self.frame_slider.observe(lambda ch: self.set_frame(ch["new"]), names="value")
 
-        title = W.HTML("<h3 style='margin:4px 0'>Why speculative decoding is lossless: min(p, q) + (p − q)⁺ = p</h3>")
+        title = W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('money.heading'))}</h3>")
         self.children = [
             title,
             self.editor,
@@ -121,7 +122,7 @@ class MoneyDiagramApp(EditorApp):
         self._drawn_step = self.step
         self.numbers.value = self._numbers_html(p, q, names)
         self.step_label.value = (
-            f"<b>Step {self.step} of 3</b> — {html.escape(MONEY_STEPS[self.step].split(' · ', 1)[1])}"
+            f"<b>{t('money.step_label', step=self.step)}</b> — {html.escape(MONEY_STEPS[self.step].split(' · ', 1)[1])}"
         )
         self.back_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= 3
@@ -135,10 +136,10 @@ class MoneyDiagramApp(EditorApp):
     def _numbers_html(p, q, names) -> str:
         pa, z, tv = acceptance_rate(p, q), rejection_mass(p, q), tv_distance(p, q)
         pp = resample_dist(p, q)
-        pp_text = ", ".join(f"{n} {v:.3f}" for n, v in zip(names, pp)) if z > 0 else "never used (Z = 0)"
+        pp_text = ", ".join(f"{n} {v:.3f}" for n, v in zip(names, pp)) if z > 0 else t("money.never_used")
         rows = [
-            ["P(accept) = Σ min(p, q)", f"<span class='specviz-p-accept'>{pa:.3f}</span>"],
-            ["P(reject) = Z = Σ (p − q)⁺", f"<span class='specviz-z'>{z:.3f}</span>"],
+            [f"{t('money.p_accept')} = Σ min(p, q)", f"<span class='specviz-p-accept'>{pa:.3f}</span>"],
+            [f"{t('money.p_reject')} = Z = Σ (p − q)⁺", f"<span class='specviz-z'>{z:.3f}</span>"],
             ["TV(p, q)", f"<span class='specviz-tv'>{tv:.3f}</span>"],
             ["p′ = (p − q)⁺ / Z", f"<span class='specviz-p-prime'>{html.escape(pp_text)}</span>"],
         ]
@@ -173,13 +174,13 @@ class MoneyDiagramApp(EditorApp):
         if self.frame_slider.value != i:
             self.frame_slider.value = i  # its observer calls set_frame again
             return
-        t = i / (self.frames - 1)
+        frac = i / (self.frames - 1)
         p = normalize(self.editor.p)
         end = self.morph_target()
-        self.editor.set_q((1 - t) * p + t * end)
+        self.editor.set_q((1 - frac) * p + frac * end)
         j = int(np.argmax(end))
-        self.morph_label.value = f"t = {t:.2f}: q = (1 − t)·p + t·one-hot({html.escape(self.editor.vocab[j])})" + (
-            " — disjoint from p" if t == 1 and p[j] == 0 else ""
+        self.morph_label.value = f"t = {frac:.2f}: q = (1 − t)·p + t·one-hot({html.escape(self.editor.vocab[j])})" + (
+            t("money.disjoint") if frac == 1 and p[j] == 0 else ""
         )
 
     def advance_frame(self) -> int:
@@ -197,7 +198,7 @@ class MoneyDiagramApp(EditorApp):
         self.play.playing = not self.play.playing
 
     def _on_playing(self, change) -> None:
-        self.play_button.description = "Pause" if change["new"] else "Play: q from p to disjoint"
+        self.play_button.description = t("money.pause") if change["new"] else t("money.play")
 
 
 def money_diagram_app(p=None, q=None, vocab=None, step: int = 3, annotate: bool = True, **kwargs) -> MoneyDiagramApp:

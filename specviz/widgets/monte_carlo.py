@@ -8,6 +8,7 @@ import numpy as np
 from ..audit import audit
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..figures import monte_carlo_figure
+from ..i18n import t
 from ..rules import RULES, get_rule
 from ..sampling import SpecSample, spec_sample
 from ..validate import as_pair
@@ -35,17 +36,22 @@ class MonteCarloApp(EditorApp):
         q = TUTORIAL_Q if q is None else q
         self.editor = DistributionEditor(p, q, vocab, message=self.message, on_error=self.show_error)
         self.rule = W.Dropdown(
-            options=[(f"{k} ({'lossless' if r.lossless else 'lossy'})", k) for k, r in RULES.items()],
+            options=[
+                (t("app.rule_lossless", rule=k) if r.lossless else t("app.rule_lossy", rule=k), k)
+                for k, r in RULES.items()
+            ],
             value=get_rule(rule).name,
-            description="rule",
+            description=t("app.rule"),
         )
         opts = list(N_CHOICES) if n in N_CHOICES else sorted(set(N_CHOICES) | {int(n)})
-        self.n = W.Dropdown(options=[(f"{v:,}", v) for v in opts], value=int(n), description="N samples")
-        self.seed = W.IntText(value=int(seed), description="seed", layout=W.Layout(width="160px"))
-        self.run_button = W.Button(description="Run", button_style="primary", layout=W.Layout(width="90px"))
+        self.n = W.Dropdown(options=[(f"{v:,}", v) for v in opts], value=int(n), description=t("empirical.n_samples"))
+        self.seed = W.IntText(value=int(seed), description=t("app.seed"), layout=W.Layout(width="160px"))
+        self.run_button = W.Button(
+            description=t("empirical.run"), button_style="primary", layout=W.Layout(width="90px")
+        )
         self.chunks = int(chunks)
-        self.progress = W.IntProgress(value=0, min=0, max=self.chunks, description="progress")
-        self.verdict = W.HTML("<i>press Run to sample</i>")
+        self.progress = W.IntProgress(value=0, min=0, max=self.chunks, description=t("empirical.progress"))
+        self.verdict = W.HTML(f"<i>{t('empirical.press_run')}</i>")
         self.verdict.add_class("specviz-verdict")
         self.figure = figure_widget(monte_carlo_figure(self.editor.p, self.editor.q, None, self.editor.vocab))
         self.last_sample: SpecSample | None = None
@@ -54,7 +60,7 @@ class MonteCarloApp(EditorApp):
         self.rule.observe(lambda _: self.reset(), names="value")
         self.run_button.on_click(lambda _: self.run())
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>Sampling check: does the output follow p?</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('empirical.heading')}</h3>"),
             self.editor,
             W.HBox([self.rule, self.n, self.seed, self.run_button], layout=W.Layout(flex_flow="row wrap")),
             self.progress,
@@ -70,7 +76,7 @@ class MonteCarloApp(EditorApp):
         self.last_sample, self.last_report = None, None
         self.progress.value = 0
         sync_figure(self.figure, monte_carlo_figure(p, q, None, self.editor.vocab))
-        self.verdict.value = "<i>press Run to sample</i>"
+        self.verdict.value = f"<i>{t('empirical.press_run')}</i>"
         self.clear_message()
 
     @safe_callback
@@ -79,7 +85,7 @@ class MonteCarloApp(EditorApp):
         p, q = as_pair(self.editor.p, self.editor.q)
         n, rule = int(self.n.value), self.rule.value
         if n < 1:
-            raise ValueError("N must be >= 1")
+            raise ValueError(t("empirical.n_positive"))
         rng = np.random.default_rng(int(self.seed.value))
         chunks = max(1, min(self.chunks, n // 100))
         sizes = [n // chunks + (1 if i < n % chunks else 0) for i in range(chunks)]
@@ -100,7 +106,7 @@ class MonteCarloApp(EditorApp):
         all_tokens = sample.tokens
         report = audit(lambda *_: all_tokens, p, q, n=n)
         self.last_sample, self.last_report = sample, report
-        self.verdict.value = verdict_html(report, f"audit of these {n:,} samples")
+        self.verdict.value = verdict_html(report, t("empirical.audit", n=n))
         self.clear_message()
         return report
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..figures import multidraft_figure
 from ..htmlkit import html_table
+from ..i18n import t
 from ..multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
 from ..validate import as_pair
 from .base import safe_callback
@@ -32,13 +33,13 @@ class MultiDraftApp(EditorApp):
         p = MULTIDRAFT_P if p is None else p
         q = MULTIDRAFT_Q if q is None else q
         self.editor = DistributionEditor(p, q, vocab, message=self.message, on_error=self.show_error)
-        self.k_max = W.IntSlider(value=k_max, min=1, max=8, description="drafts k ≤")
+        self.k_max = W.IntSlider(value=k_max, min=1, max=8, description=t("multidraft.k_max"))
         self.numbers = W.HTML()
         self.figure = figure_widget(multidraft_figure(self.editor.p, self.editor.q, k_max, self.editor.vocab))
         self.editor.on_change(lambda *_: self.update())
         self.k_max.observe(lambda _: self.update(), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>Multi-draft / tree verification</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('multidraft.heading')}</h3>"),
             self.editor,
             self.k_max,
             self.figure,
@@ -64,7 +65,9 @@ class MultiDraftApp(EditorApp):
                     f"{np.abs(naive - p).sum() / 2:.4f}",
                 ]
             )
-        self.numbers.value = html_table(rows, ["k", "acceptance (update)", "acceptance (naive)", "TV naive"])
+        self.numbers.value = html_table(
+            rows, ["k", t("multidraft.acc_update"), t("multidraft.acc_naive"), t("multidraft.tv_naive")]
+        )
         self.clear_message()
 
 

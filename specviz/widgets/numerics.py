@@ -6,6 +6,7 @@ import ipywidgets as W
 
 from ..figures import numerics_figure
 from ..htmlkit import html_table
+from ..i18n import t
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 
@@ -33,13 +34,13 @@ class NumericsApp(App):
     def __init__(self, V=256, scale=6.0, noise=1.0, temperature=1.0, seed=0):
         super().__init__()
         self._numerics = numerics = _core_numerics()
-        self.vocab_size = W.Dropdown(options=list(VOCAB_CHOICES), value=int(V), description="vocabulary")
+        self.vocab_size = W.Dropdown(options=list(VOCAB_CHOICES), value=int(V), description=t("editor.vocabulary"))
         self.scale = W.FloatSlider(
             value=scale,
             min=0.0,
             max=16.0,
             step=0.5,
-            description="logit scale",
+            description=t("numerics.logit_scale"),
             continuous_update=False,
             style={"description_width": "90px"},
         )
@@ -48,7 +49,7 @@ class NumericsApp(App):
             min=0.0,
             max=4.0,
             step=0.1,
-            description="draft noise",
+            description=t("numerics.noise"),
             continuous_update=False,
             style={"description_width": "90px"},
         )
@@ -57,15 +58,15 @@ class NumericsApp(App):
             min=0.05,
             max=2.0,
             step=0.05,
-            description="temperature",
+            description=t("numerics.temperature"),
             continuous_update=False,
             style={"description_width": "90px"},
         )
-        self.seed = W.IntText(value=int(seed), description="seed", layout=W.Layout(width="160px"))
+        self.seed = W.IntText(value=int(seed), description=t("app.seed"), layout=W.Layout(width="160px"))
         self.draft_dtype = W.Dropdown(
-            options=[("same as target", None)] + [(d, d) for d in numerics.DTYPES],
+            options=[(t("numerics.same_as_target"), None)] + [(d, d) for d in numerics.DTYPES],
             value=None,
-            description="draft dtype",
+            description=t("numerics.draft_dtype"),
         )
         self.table = W.HTML()
         self.last_report = None
@@ -73,7 +74,7 @@ class NumericsApp(App):
         for w in (self.vocab_size, self.scale, self.noise, self.temperature, self.seed, self.draft_dtype):
             w.observe(lambda _: self.update(), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>Floating point: lossless within hardware numerics</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('numerics.heading')}</h3>"),
             W.HBox(
                 [
                     W.VBox([self.vocab_size, self.draft_dtype, self.seed]),
@@ -104,7 +105,15 @@ class NumericsApp(App):
             for r in self.last_report
         ]
         self.table.value = html_table(
-            rows, ["dtype", "TV(p_dtype, p)", "TV(out, p_dtype)", "TV(out, p)", "max |out − p|", "underflowed tokens"]
+            rows,
+            [
+                t("numerics.dtype"),
+                t("numerics.col_p_tv"),
+                t("numerics.col_verify_tv"),
+                t("numerics.col_out_tv"),
+                t("numerics.col_max"),
+                t("numerics.col_underflow"),
+            ],
         )
         self.clear_message()
 

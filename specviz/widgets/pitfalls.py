@@ -9,8 +9,9 @@ import numpy as np
 
 from ..audit import audit
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..figures import rule_figure
+from ..figures import rule_description, rule_figure
 from ..htmlkit import html_table
+from ..i18n import t
 from ..rules import RULES, get_rule, rule_joint
 from ..validate import as_pair
 from .base import safe_callback, verdict_html
@@ -33,23 +34,28 @@ class PitfallApp(EditorApp):
         q = TUTORIAL_Q if q is None else q
         self.editor = DistributionEditor(p, q, vocab, message=self.message, on_error=self.show_error)
         self.rule = W.Dropdown(
-            options=[(f"{k} ({'lossless' if r.lossless else 'pitfall / lossy'})", k) for k, r in RULES.items()],
+            options=[
+                (t("app.rule_lossless", rule=k) if r.lossless else t("pitfalls.option_pitfall", rule=k), k)
+                for k, r in RULES.items()
+            ],
             value=get_rule(rule).name,
-            description="rule",
+            description=t("app.rule"),
         )
         self.lenience = W.FloatSlider(
             value=0.5,
             min=0.05,
             max=1.0,
             step=0.05,
-            description="lenience l",
+            description=t("pitfalls.lenience"),
             continuous_update=False,
             style={"description_width": "80px"},
         )
         self.eps = W.FloatSlider(value=0.09, min=0.0, max=0.5, step=0.01, description="ε", continuous_update=False)
         self.delta = W.FloatSlider(value=0.3, min=0.0, max=1.0, step=0.05, description="δ", continuous_update=False)
         self.audit_n = W.Dropdown(
-            options=[(f"{v:,}", v) for v in (1_000, 20_000, 100_000)], value=int(audit_n), description="audit N"
+            options=[(f"{v:,}", v) for v in (1_000, 20_000, 100_000)],
+            value=int(audit_n),
+            description=t("pitfalls.audit_n"),
         )
         self.seed = int(seed)
         self.description = W.HTML()
@@ -65,7 +71,7 @@ class PitfallApp(EditorApp):
         for w in (self.rule, self.lenience, self.eps, self.delta, self.audit_n):
             w.observe(lambda _: self.update(), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>Pitfalls: rules that look right but are not lossless</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('pitfalls.heading')}</h3>"),
             self.editor,
             W.HBox([self.rule, self.audit_n]),
             self._param_box,
@@ -90,7 +96,7 @@ class PitfallApp(EditorApp):
         """Redraw for the chosen rule and its parameters, and audit it (returns the AuditReport)."""
         p, q = as_pair(self.editor.p, self.editor.q)
         name = self.rule.value
-        r = get_rule(name)
+        description = rule_description(name)
         params = self._params()
         self._param_box.children = (
             [self.lenience] if name == "lenient" else [self.eps, self.delta] if name == "typical" else []
@@ -99,18 +105,18 @@ class PitfallApp(EditorApp):
         j = rule_joint(p, q, name, **params)
         out = j.output.astype(np.float64)
         tv = float(np.abs(out - p).sum() / 2)
-        self.description.value = f"<i>{html.escape(r.description)}</i>"
+        self.description.value = f"<i>{html.escape(description)}</i>"
         self.numbers.value = html_table(
             [
-                ["TV(output, p)", f"<span class='specviz-rule-tv'>{tv:.4f}</span>"],
-                ["acceptance", f"{float(j.p_accept):.3f}"],
-                ["output", html.escape(", ".join(f"{n} {v:.3f}" for n, v in zip(self.editor.vocab, out)))],
-                ["target p", html.escape(", ".join(f"{n} {v:.3f}" for n, v in zip(self.editor.vocab, p)))],
+                [t("figure.tv_output_p"), f"<span class='specviz-rule-tv'>{tv:.4f}</span>"],
+                [t("pitfalls.acceptance"), f"{float(j.p_accept):.3f}"],
+                [t("pitfalls.output"), html.escape(", ".join(f"{n} {v:.3f}" for n, v in zip(self.editor.vocab, out)))],
+                [t("pitfalls.target_p"), html.escape(", ".join(f"{n} {v:.3f}" for n, v in zip(self.editor.vocab, p)))],
             ]
         )
         report = audit(name, p, q, n=int(self.audit_n.value), seed=self.seed, **params)
         self.last_report = report
-        self.verdict.value = verdict_html(report, f"audit ({int(self.audit_n.value):,} samples)")
+        self.verdict.value = verdict_html(report, t("pitfalls.audit", n=int(self.audit_n.value)))
         self.clear_message()
         return report
 

@@ -13,6 +13,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from ..figures.static import figure_png, png_data_uri
+from ..i18n import t
 
 _enabled = False
 
@@ -57,7 +58,7 @@ def snapshot_html(app) -> str:
         elif isinstance(w, go.FigureWidget):
             png = figure_png(go.Figure(w))
             if png is not None:
-                title = w.layout.title.text or "figure"
+                title = w.layout.title.text or t("app.figure")
                 parts.append(f"<img src='{png_data_uri(png)}' alt='{html.escape(title)}' style='max-width:100%'>")
     head = f"<p class='specviz-snapshot-controls'>{' · '.join(controls)}</p>" if controls else ""
     return f"<div class='specviz-snapshot'>{head}{''.join(parts)}</div>"

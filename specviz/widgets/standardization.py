@@ -6,6 +6,7 @@ import ipywidgets as W
 import numpy as np
 
 from ..figures import standardization_figure, vocab_names
+from ..i18n import t
 from ..standardize import Sampling, mismatch_output_dist
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
@@ -50,7 +51,11 @@ class SamplingRow(W.HBox):
             style={"description_width": "40px"},
             layout=W.Layout(width="200px"),
         )
-        self.same = W.Checkbox(value=same, description=f"same as {same_as}", indent=False) if same_as else None
+        self.same = (
+            W.Checkbox(value=same, description=t("standardization.same_as", name=same_as), indent=False)
+            if same_as
+            else None
+        )
         kids = [self.label, self.temperature, self.top_k, self.top_p] + ([self.same] if self.same else [])
         super().__init__(kids, layout=W.Layout(align_items="center", flex_flow="row wrap"))
         if self.same is not None:
@@ -89,11 +94,12 @@ class StandardizationApp(App):
         self.draft_logits = np.asarray(draft_logits, dtype=np.float64)
         V = self.target_logits.size
         self.vocab = vocab_names(vocab, V)
-        self.intended = SamplingRow("intended sampling", 0.7, V=V)
-        self.target_used = SamplingRow("p in the ratio made with", 1.0, V=V, same_as="intended", same=False)
-        self.draft_sampled = SamplingRow("draft token sampled with", 0.7, V=V, same_as="intended", same=True)
-        self.draft_ratio = SamplingRow("q in the ratio made with", 1.0, V=V, same_as="draft sampled", same=True)
-        self.fix_button = W.Button(description="Fix: use one standardised distribution", layout=W.Layout(width="auto"))
+        intended, sampled = t("standardization.name_intended"), t("standardization.name_draft_sampled")
+        self.intended = SamplingRow(t("standardization.row_intended"), 0.7, V=V)
+        self.target_used = SamplingRow(t("standardization.row_target_used"), 1.0, V=V, same_as=intended, same=False)
+        self.draft_sampled = SamplingRow(t("standardization.row_draft_sampled"), 0.7, V=V, same_as=intended, same=True)
+        self.draft_ratio = SamplingRow(t("standardization.row_draft_ratio"), 1.0, V=V, same_as=sampled, same=True)
+        self.fix_button = W.Button(description=t("standardization.fix"), layout=W.Layout(width="auto"))
         self.numbers = W.HTML()
         self.figure = figure_widget(
             standardization_figure(self.target_logits, self.draft_logits, **self._settings(), vocab=self.vocab)
@@ -103,10 +109,7 @@ class StandardizationApp(App):
                 w.observe(lambda _: self.update(), names="value")
         self.fix_button.on_click(lambda _: self.fix())
         self.children = [
-            W.HTML(
-                "<h3 style='margin:4px 0'>Standardised sampling: temperature, top-k and top-p must be "
-                "folded into p and q before verifying</h3>"
-            ),
+            W.HTML(f"<h3 style='margin:4px 0'>{t('standardization.heading')}</h3>"),
             self.intended,
             self.target_used,
             self.draft_sampled,
@@ -138,10 +141,10 @@ class StandardizationApp(App):
         sync_figure(self.figure, standardization_figure(self.target_logits, self.draft_logits, **s, vocab=self.vocab))
         m = mismatch_output_dist(self.target_logits, self.draft_logits, **s)
         ok = m.tv < 1e-9
-        self.numbers.value = f"TV(output, intended) = <b class='specviz-std-tv'>{m.tv:.4f}</b> — " + (
-            "<b style='color:#1a7f37'>lossless</b>"
+        self.numbers.value = f"{t('standardization.tv_label')} = <b class='specviz-std-tv'>{m.tv:.4f}</b> — " + (
+            f"<b style='color:#1a7f37'>{t('standardization.lossless')}</b>"
             if ok
-            else "<b style='color:#cf222e'>not the distribution you asked for</b>"
+            else f"<b style='color:#cf222e'>{t('standardization.not_asked')}</b>"
         )
         self.clear_message()
         return m

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import t
 from ..validate import normalize
 
 
@@ -34,11 +35,11 @@ def parse_weights(text: str, name: str = "p") -> np.ndarray:
     """
     parts = [s for s in text.replace(";", ",").replace(",", " ").split() if s]
     if not parts:
-        raise ValueError(f"{name}: type numbers separated by commas, e.g. 0.6, 0.3, 0.1")
+        raise ValueError(t("editor.no_numbers", name=name))
     try:
         return np.array([float(s) for s in parts])
     except ValueError:
-        raise ValueError(f"{name}: {text!r} is not a list of numbers (e.g. 0.6, 0.3, 0.1)") from None
+        raise ValueError(t("editor.not_numbers", name=name, text=text)) from None
 
 
 def rescale_others(counts: np.ndarray, i: int, k: int, units: int = 100) -> np.ndarray:

@@ -1,0 +1,468 @@
+"""The message catalogue (specviz.i18n / specviz.messages) and the Chinese dashboard, apps and figures.
+
+* every message has non-empty English and Chinese text with the same `str.format` fields, and
+  Chinese text uses full-width punctuation after Chinese characters;
+* every `t("...")` in specviz/ names a message that exists, and every message is used (a
+  static scan of the source, with a self-test that it finds a missing key);
+* built with the language set to "zh", every figure builder and every app shows no stray
+  English: titles, subtitles, axis titles, legend names, annotations, hover labels, control
+  descriptions, options, tooltips and HTML text hold only Chinese, symbols, numbers, token
+  names and the technical words in `ALLOWED_WORDS` (the check fails on an English figure:
+  see `test_stray_english_check_can_fail`);
+* the dashboard's toggle rebuilds it in the other language; `specviz dashboard --lang zh`
+  hands the language to Voila's kernels through $SPECVIZ_LANG.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import os
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import specviz
+from specviz import cli
+from specviz.i18n import CATALOGUE, LANGUAGES, language, set_language, t
+
+SPECVIZ_DIR = Path(specviz.__file__).resolve().parent
+P, Q = (0.6, 0.3, 0.1), (0.4, 0.5, 0.1)
+
+# Keys built at run time from a fixed prefix (f"pitfalls.rule.{name}", f"editor.preset.{key}", f"coupling.{kind}").
+DYNAMIC_PREFIXES = ("pitfalls.rule.", "editor.preset.", "coupling.")
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+# ASCII words allowed in Chinese text: mathematical and technical names, the tutorial's token
+# names, rule names (identifiers shown as they are), dtype names, and the two language labels.
+ALLOWED_WORDS = {
+    "min", "max", "exp", "TV", "IS", "E_p", "E_q", "id", "one-hot", "top-k", "top-p", "dtype", "p_dtype",
+    "logit", "fp64", "float64", "float32", "float16", "bfloat16", "SpecInfer", "Medusa", "token", "specviz",
+    "lab", "cat", "dog", "fish", "English", "Language",
+}  # fmt: skip
+ALLOWED_WORDS |= set(specviz.RULES)
+
+
+@pytest.fixture
+def zh():
+    """The language set to Chinese for one test (and restored after it)."""
+    before = language()
+    set_language("zh")
+    yield
+    set_language(before)
+
+
+# ----------------------------------------------------------------------------- the catalogue
+
+
+def format_fields(text: str) -> set[tuple]:
+    """The (name, conversion, format spec) of every `str.format` field in `text`."""
+    return {(name, conv, spec) for _, name, spec, conv in string.Formatter().parse(text) if name is not None}
+
+
+def test_every_message_has_both_languages_with_the_same_fields():
+    assert len(CATALOGUE) >= 250
+    for key, entry in CATALOGUE.items():
+        assert set(entry) == set(LANGUAGES), f"{key}: languages {sorted(entry)}"
+        for lang in LANGUAGES:
+            assert isinstance(entry[lang], str) and entry[lang].strip(), f"{key} has no {lang} text"
+        assert format_fields(entry["en"]) == format_fields(entry["zh"]), f"{key}: fields differ between en and zh"
+        assert re.fullmatch(r"[a-z_]+(\.[a-z0-9_]+)+", key), f"{key}: keys are area.name"
+
+
+def test_chinese_text_is_chinese_with_full_width_punctuation():
+    """A zh message holds Chinese (or is a symbol-only label), and no ASCII , ; : ? ! right after a Chinese character."""
+    for key, entry in CATALOGUE.items():
+        zh_text = entry["zh"]
+        prose = re.sub(r"\([^()]*\)", "", zh_text)  # argument lists of formulas, e.g. TV(输出, p), keep ASCII commas
+        assert not re.search(r"[\u3400-\u9fff][,;:?!]", prose), f"{key}: half-width punctuation in {zh_text!r}"
+        if entry["zh"] != entry["en"]:
+            continue
+        # identical texts are only allowed for labels made of symbols (e.g. "TV(p_dtype, p)")
+        assert not stray_english(zh_text), f"{key}: zh is the English text {zh_text!r}"
+
+
+def test_every_message_formats_in_both_languages():
+    """Each message fills its own fields (numbers for format specs, text otherwise)."""
+    for key, entry in CATALOGUE.items():
+        fields = {}
+        for name, _conv, spec in format_fields(entry["en"]):
+            fields[name] = 1234.5 if spec and spec[-1] in "fegG%," else (3 if spec and spec[-1] == "d" else "x")
+            if spec == ",":
+                fields[name] = 12345
+        for lang in LANGUAGES:
+            assert t(key, lang=lang, **fields) if fields else t(key, lang=lang)
+
+
+# ----------------------------------------------------------------------------- static scan of the source
+
+
+def scan_source(source: str) -> tuple[list[str], list[str], set[str]]:
+    """(literal keys of t("...") calls, f-string prefixes of t(f"...") calls, every string constant) in `source`."""
+    tree = ast.parse(source)
+    keys, prefixes, constants = [], [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            constants.add(node.value)
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name != "t":
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            keys.append(arg.value)
+        elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+            prefixes.append(arg.values[0].value)
+    return keys, prefixes, constants
+
+
+def missing_keys(source: str) -> list[str]:
+    """The keys that `t("...")` calls in `source` name but the catalogue lacks."""
+    keys, prefixes, _ = scan_source(source)
+    return [k for k in keys if k not in CATALOGUE] + [p for p in prefixes if not p.startswith(DYNAMIC_PREFIXES)]
+
+
+def package_sources() -> dict[Path, str]:
+    return {p: p.read_text(encoding="utf-8") for p in sorted(SPECVIZ_DIR.rglob("*.py")) if p.name != "messages.py"}
+
+
+def test_the_scan_finds_a_missing_key():
+    """Self-test: the scan reports unknown keys and unknown dynamic prefixes, and accepts known ones."""
+    assert missing_keys('from specviz.i18n import t\nt("no.such.key")') == ["no.such.key"]
+    assert missing_keys('i18n.t("money.title"); t(f"pitfalls.rule.{x}")') == []
+    assert missing_keys('t(f"nowhere.{x}")') == ["nowhere."]
+
+
+def test_every_t_call_names_an_existing_message():
+    problems = {str(p.relative_to(SPECVIZ_DIR)): m for p, src in package_sources().items() if (m := missing_keys(src))}
+    assert not problems, f"t() calls naming messages that do not exist: {problems}"
+
+
+def test_every_message_is_used():
+    """Each key appears as a string literal in specviz/ (or starts with a dynamic prefix)."""
+    used: set[str] = set()
+    for src in package_sources().values():
+        used |= scan_source(src)[2]
+    unused = [k for k in CATALOGUE if k not in used and not k.startswith(DYNAMIC_PREFIXES)]
+    assert not unused, f"messages nothing uses: {unused}"
+    # the dynamic ones: one message per built-in rule and per preset
+    from specviz.widgets import PRESETS
+
+    for prefix, names in (("pitfalls.rule.", specviz.RULES), ("editor.preset.", PRESETS)):
+        assert {k[len(prefix) :] for k in CATALOGUE if k.startswith(prefix)} == set(names), prefix
+
+
+# ----------------------------------------------------------------------------- no stray English under zh
+
+
+def stray_english(text: str) -> list[str]:
+    """ASCII words in `text` (HTML and plotly placeholders removed) that are not symbols, numbers or allowed names."""
+    s = re.sub(r"<extra>.*?</extra>", " ", str(text))
+    s = re.sub(r"%\{[^}]*\}", " ", s)
+    s = re.sub(r"<[^>]*>", " ", s)
+    s = html.unescape(s)
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", s)
+    return [
+        w
+        for w in words
+        if len(w) > 1 and w not in ALLOWED_WORDS and not re.fullmatch(r"(t\d+|e[-+]?\d+|[A-Za-z]\d*)", w)
+    ]
+
+
+def figure_texts(fig) -> list[tuple[str, str]]:
+    """(where, text) of every piece of text a reader sees in a plotly figure."""
+    d = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
+    lay = d.get("layout", {})
+    out = []
+    title = lay.get("title", {})
+    out += [("title", title.get("text")), ("subtitle", (title.get("subtitle") or {}).get("text"))]
+    for k, v in lay.items():
+        if re.fullmatch(r"[xy]axis\d*", k):
+            out.append((k, ((v or {}).get("title") or {}).get("text")))
+    out += [("annotation", a.get("text")) for a in lay.get("annotations", ())]
+    for tr in d.get("data", ()):
+        meta = tr.get("meta")
+        out += [(f"name:{meta}", tr.get("name")), (f"hover:{meta}", tr.get("hovertemplate"))]
+        out.append((f"colorbar:{meta}", ((tr.get("colorbar") or {}).get("title") or {}).get("text")))
+        if tr.get("type") == "table":
+            out += [("table header", v) for v in tr["header"]["values"]]
+            out += [("table cell", v) for v in tr["cells"]["values"][0]]
+        if tr.get("type") == "scatter" and "text" in (tr.get("mode") or ""):
+            out += [(f"text:{meta}", v) for v in np.atleast_1d(tr.get("text"))]
+    return [(w, str(x)) for w, x in out if x not in (None, "")]
+
+
+def widget_texts(widget) -> list[tuple[str, str]]:
+    """(where, text) of the text of every widget inside `widget`, and of the figures it shows."""
+    import ipywidgets as W
+    import plotly.graph_objects as go
+
+    out = []
+
+    def walk(w):
+        kind = type(w).__name__
+        if "specviz-language" in getattr(w, "_dom_classes", ()):
+            return  # the language toggle is bilingual on purpose: "English | 中文", "Language / 语言"
+        if isinstance(w, go.FigureWidget):
+            out.extend((f"{kind} {where}", text) for where, text in figure_texts(w))
+            return
+        for attr in ("description", "tooltip", "placeholder"):
+            value = getattr(w, attr, None)
+            if isinstance(value, str) and value:
+                out.append((f"{kind}.{attr}", value))
+        if isinstance(w, (W.HTML, W.Label, W.HTMLMath)):
+            out.append((f"{kind}.value", w.value))
+        for label in getattr(w, "_options_labels", ()) or ():
+            out.append((f"{kind}.option", label))
+        for tip in getattr(w, "tooltips", ()) or ():
+            out.append((f"{kind}.tooltip", tip))
+        if isinstance(w, W.Tab):
+            out.extend(("Tab.title", x) for x in w.titles)
+        for child in getattr(w, "children", ()) or ():
+            walk(child)
+
+    walk(widget)
+    return [(w, x) for w, x in out if x]
+
+
+def problems_in(texts) -> list[str]:
+    return [f"{where}: {text!r} -> {bad}" for where, text in texts if (bad := stray_english(text))]
+
+
+def test_stray_english_check_can_fail():
+    """Self-test: English text is reported, Chinese with symbols is not; an English figure and app fail."""
+    assert stray_english("Step 3 of 3") == ["Step", "of"]
+    assert stray_english("第 3 步 · min(p, q) + (p − q)⁺ = p，t0 与 cat") == []
+    assert stray_english("%{x}: accept with %{y:.4f}<extra>out_tv</extra>") == ["accept", "with"]
+    assert stray_english("<b style='color:#1a7f37'>无损</b> 1.2e-05") == []
+    set_language("en")
+    fig = specviz.figures.money_diagram(P, Q)
+    assert problems_in(figure_texts(fig)), "an English money diagram must fail the check"
+    assert any("title" in p for p in problems_in(figure_texts(fig)))
+    app = specviz.widgets.gamma_app()
+    assert any("description" in p for p in problems_in(widget_texts(app)))
+
+
+def figure_calls():
+    """Every figure builder with arguments that reach all its texts (several calls where texts depend on input)."""
+    from specviz import Sampling
+    from specviz.figures import simulate_accepted_lengths
+
+    sample = specviz.spec_sample(P, Q, 500, seed=0)
+    return {
+        "money_diagram": [((P, Q), {}), ((P, P), {"step": 3}), ((P, Q), {"step": 1})],
+        "joint_table": [((P, Q), {}), ((P, Q), {"rule": "resample_target"})],
+        "importance_figure": [((P, Q), {"n": 50}), (((0.5, 0.5, 0.0), (0.0, 0.5, 0.5)), {"n": 50, "f": [0, 0, 1]})],
+        "rejection_figure": [((P, Q), {}), ((P, Q), {"M": 1.1}), (((0.5, 0.5, 0.0), (0.0, 0.5, 0.5)), {})],
+        "acceptance_figure": [((P, Q), {}), (((0.5, 0.5, 0.0), (0.0, 0.5, 0.5)), {})],
+        "empirical_figure": [((P, [60, 30, 10]), {}), ((P, [10, 10, 80]), {})],
+        "convergence_figure": [((P, Q), {"ns": (10, 100), "rule": ["lossless", "lenient"]})],
+        "monte_carlo_figure": [((P, Q), {}), ((P, Q), {"sample": sample})],
+        "rule_figure": [((P, Q), {}), ((P, Q), {"rule": "lenient", "l": 0.5})],
+        "rules_figure": [((P, Q), {})],
+        "tradeoff_figure": [((P, Q), {})],
+        "standardization_figure": [
+            (([2.0, 1.0, 0.0], [0.0, 1.0, 2.0], 0.7), {}),
+            (([2.0, 1.0, 0.0], [0.0, 1.0, 2.0], Sampling(0.0)), {"target_used": Sampling(1.0, top_k=2)}),
+        ],
+        "expected_tokens_figure": [((), {})],
+        "speedup_heatmap": [((), {})],
+        "accepted_length_figure": [((simulate_accepted_lengths(0.8, 4, 100), 0.8, 4), {})],
+        "gamma_figure": [((0.8, 4), {}), ((0.8, 4), {"accepted_counts": simulate_accepted_lengths(0.8, 4, 100)})],
+        "multidraft_figure": [(((0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)), {"k_max": 2})],
+        "draft_tree_figure": [((__import__("specviz.tree").tree.draft_tree(P, Q, 2, 2, seed=0),), {})],
+        "numerics_figure": [((), {"dtypes": ("float64", "float16")})],
+    }
+
+
+def builder_names() -> list[str]:
+    """The public figure builders of specviz.figures (names ending in _figure, _diagram, _heatmap, _table)."""
+    F = specviz.figures
+    return sorted(n for n in F.__all__ if re.search(r"(_figure|_diagram|_heatmap|_table)$", n) and n != "export_figure")
+
+
+@pytest.mark.parametrize("name", builder_names())
+def test_figure_builders_show_no_english_in_chinese(name, zh):
+    calls = figure_calls().get(name)
+    if calls is None:
+        pytest.skip(f"{name}: no call listed in tests/test_i18n.py figure_calls (a builder of another module)")
+    if name == "numerics_figure":
+        pytest.importorskip("torch")
+    builder = getattr(specviz.figures, name)
+    for args, kwargs in calls:
+        texts = figure_texts(builder(*args, **kwargs))
+        assert texts, f"{name}: no text found"
+        assert not problems_in(texts), f"{name}{args!r:.60}: English left under zh:\n" + "\n".join(problems_in(texts))
+
+
+def test_the_listed_calls_cover_this_issues_builders():
+    """The builders of specviz.figures' own modules are all listed (others may skip with a reason)."""
+    own = {"money", "sampling", "empirical", "pitfalls", "standardization", "gamma_steps", "multidraft", "numerics"}
+    for name in builder_names():
+        module = getattr(specviz.figures, name).__module__.rsplit(".", 1)[-1]
+        if module in own:
+            assert name in figure_calls(), f"{name} ({module}) has no call in figure_calls"
+
+
+def test_apps_show_no_english_in_chinese(zh):
+    W = specviz.widgets
+    apps = [
+        W.money_diagram_app(),
+        W.monte_carlo_app(n=1000),
+        W.pitfall_app(audit_n=1000),
+        W.gamma_app(),
+        W.multidraft_app(),
+        W.standardization_app(),
+    ]
+    mc, pitfalls = apps[1], apps[2]
+    mc.run()  # the sampled histogram and the audit's verdict
+    pitfalls.rule.value = "lossless"  # a PASS verdict
+    pitfalls.rule.value = "lenient"  # the lenience slider
+    apps[0].play_button.click()  # "Pause"
+    apps[0].set_frame(apps[0].frames - 1)  # the morph label at its end
+    problems = [p for app in apps for p in problems_in(widget_texts(app))]
+    assert not problems, "English left in the apps under zh:\n" + "\n".join(problems)
+    assert "通过" in mc.verdict.value or "未通过" in mc.verdict.value
+
+
+def test_numerics_app_shows_no_english_in_chinese(zh):
+    pytest.importorskip("torch")
+    app = specviz.widgets.numerics_app(V=16)
+    assert not problems_in(widget_texts(app)), "\n".join(problems_in(widget_texts(app)))
+
+
+def test_app_messages_are_chinese(zh):
+    """Errors the apps raise themselves (typed weights) and the hint after a core error are in Chinese."""
+    app = specviz.widgets.money_diagram_app()
+    app.editor.text_p.value = "abc"
+    app.editor.apply_text()
+    assert CJK.search(app.message_text) and "abc" in app.message_text
+    app.editor.mode.value = "free"
+    app.sliders_p[0].value = 0.9  # p no longer sums to 1: the core's (English) error + the hint in Chinese
+    assert "归一化" in app.message_text
+
+
+# ----------------------------------------------------------------------------- the dashboard's language
+
+
+EN_TITLES = ["Money diagram", "Sampling check", "Pitfalls", "γ-steps & trees", "Numerics"]
+
+
+def test_dashboard_toggle_rebuilds_in_the_other_language():
+    before = language()
+    try:
+        d = specviz.dashboard_app(lang="en", real_models=lambda: specviz.widgets.gamma_app())
+        assert d.titles == EN_TITLES + ["Real models"] and d.language.value == "en"
+        d.tabs.selected_index = 1
+        old = d.apps["Sampling check"]
+        d.language.value = "zh"  # what a click on 中文 does
+        assert language() == "zh"
+        assert all(CJK.search(x) for x in d.titles), d.titles
+        assert tuple(d.tabs.titles) == tuple(d.titles)
+        assert d.tabs.selected_index == 1 and set(d.apps) == {"采样检验"}  # the open tab, rebuilt at once
+        assert isinstance(d.apps["采样检验"], specviz.widgets.MonteCarloApp) and d.apps["采样检验"] is not old
+        assert old.comm is None  # the replaced app was closed
+        body = d.tabs.children[1]
+        assert CJK.search(body.children[0].value) and body.children[1] is d.apps["采样检验"]
+        assert CJK.search(d.heading.value) and CJK.search(d.intro.value) and d.a11y.lang == "zh-CN"
+        assert not problems_in(widget_texts(d)), "\n".join(problems_in(widget_texts(d)))
+        d.tabs.selected_index = 0  # other tabs are built in Chinese on first view
+        assert isinstance(d.apps["质量分解图"], specviz.widgets.MoneyDiagramApp)
+        d.set_language("en")
+        assert d.language.value == "en" and d.titles == EN_TITLES + ["Real models"]
+        assert set(d.apps) == {"Money diagram"} and "whole proof" in d.tabs.children[0].children[0].value
+        assert d.apps["Money diagram"].figure.layout.title.text.startswith("The money diagram")
+    finally:
+        set_language(before)
+
+
+def test_dashboard_in_chinese_builds_every_tab_and_keeps_fixed_titles():
+    import ipywidgets as W
+
+    before = language()
+    try:
+        fixed = W.HTML("kept")
+        d = specviz.dashboard_app(lang="zh", lazy=False, extra_tabs=[("Extra", fixed, "dashboard.pitfalls_text")])
+        assert d.titles[-1] == "Extra" and d.apps["Extra"] is fixed  # a fixed title stays; a key is translated
+        assert CJK.search(d.tabs.children[-1].children[0].value)
+        assert not [x for x in d.titles[:-1] if not CJK.search(x)]
+        d.set_language("en")
+        assert d.apps == {"Money diagram": d.apps["Money diagram"]} and fixed.comm is not None  # fixed: not closed
+        with pytest.raises(ValueError, match="unknown language"):
+            d.set_language("fr")
+    finally:
+        set_language(before)
+
+
+def test_real_models_tab_without_its_extra_shows_a_message():
+    def no_torch():
+        raise ImportError("No module named 'torch'")
+
+    d = specviz.dashboard_app(lang="en", real_models=no_torch)
+    d.tabs.selected_index = len(d.titles) - 1
+    assert "not available in this installation" in d.apps["Real models"].value
+    assert "specviz-error" in d.apps["Real models"].value
+
+
+# ----------------------------------------------------------------------------- command line and environment
+
+
+def test_specviz_lang_sets_the_initial_language():
+    code = "import specviz.i18n as i; print(i.language(), i.t('dashboard.money'))"
+    for value, want in (("zh", "zh 质量分解图"), ("en", "en Money diagram"), ("fr", "en Money diagram")):
+        env = dict(os.environ, SPECVIZ_LANG=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == want
+
+
+def test_dashboard_lang_reaches_voila_through_the_environment(tmp_path, monkeypatch, capsys):
+    (tmp_path / "dashboard.ipynb").write_text("{}")
+    started = {}
+    monkeypatch.setattr(cli, "_run", lambda cmd, cwd: started.update(cmd=cmd, env=dict(os.environ)) or 0)
+    monkeypatch.delenv("SPECVIZ_LANG", raising=False)
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--lang", "zh"]) == 0
+    assert started["env"]["SPECVIZ_LANG"] == "zh"
+    assert "(language: zh)" in capsys.readouterr().out
+    monkeypatch.delenv("SPECVIZ_LANG", raising=False)
+    assert cli.main(["dashboard", "--notebooks", str(tmp_path)]) == 0
+    assert "SPECVIZ_LANG" not in started["env"] and "(language: en)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["dashboard", "--notebooks", str(tmp_path), "--lang", "fr"])
+    assert exc.value.code == 2 and "invalid choice: 'fr'" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- fonts for static images
+
+
+@pytest.mark.slow
+def test_static_images_of_chinese_text_show_glyphs_not_boxes():
+    """Two different 5-character Chinese titles must give different PNGs (without a CJK font both are 5 equal boxes).
+
+    Needs a CJK font that Chromium finds (fonts-wqy-microhei: .ci/run installs it).
+    """
+    import plotly.graph_objects as go
+
+    from specviz.figures.static import figure_png, static_image_problem
+
+    def png(text):
+        fig = go.Figure()
+        fig.update_layout(title=dict(text=text, font=dict(size=28)), width=320, height=120, margin=dict(t=50, b=10))
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        return figure_png(fig)
+
+    first, other, again = png("质量分解图"), png("常见的陷阱"), png("质量分解图")
+    if first is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"no static images under CI=true: {static_image_problem()}")
+        pytest.skip(f"no static image export here: {static_image_problem()}")
+    assert first == again, "static export is not deterministic: the comparison below would mean nothing"
+    assert first != other, "Chinese glyphs render as identical boxes: install a CJK font (fonts-wqy-microhei)"
