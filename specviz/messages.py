@@ -470,9 +470,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "dashboard.build_failed": {"en": "could not build this tab: {error}", "zh": "无法构建这个标签页：{error}"},
     "dashboard.money": {"en": "Money diagram", "zh": "质量分解图"},
     "dashboard.money_text": {
-        "en": "Drag p and q: the blue overlap min(p, q) plus the green residual (p − q)⁺ always fills the red "
-        "outline p — that is the whole proof; use Next/Back to walk through it in three steps.",
-        "zh": "拖动 p 和 q：蓝色的重叠 min(p, q) 加上绿色的残差 (p − q)⁺ 总能填满红框 p——这就是全部证明；"
+        "en": "Drag p and q: the blue overlap min(p, q) (✓) plus the green residual (p − q)⁺ (↻) always fills the "
+        "vermillion outline p — that is the whole proof; use Next/Back to walk through it in three steps.",
+        "zh": "拖动 p 和 q：蓝色的重叠 min(p, q)（✓）加上绿色的残差 (p − q)⁺（↻）总能填满朱红色轮廓 p——这就是全部证明；"
         "用“下一步 / 上一步”分三步走一遍。",
     },
     "dashboard.sampling": {"en": "Sampling check", "zh": "采样检验"},
@@ -485,8 +485,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "dashboard.pitfalls": {"en": "Pitfalls", "zh": "常见陷阱"},
     "dashboard.pitfalls_text": {
         "en": "Rules that look plausible — resampling from p, from |p − q|, lenient or typical acceptance — "
-        "miss the red outline, and the audit catches them.",
-        "zh": "看似合理的规则——拒绝后从 p 或 |p − q| 采样、宽松接受、典型接受——都填不满红框，审计会把它们揪出来。",
+        "miss the vermillion outline, and the audit catches them.",
+        "zh": "看似合理的规则——拒绝后从 p 或 |p − q| 采样、宽松接受、典型接受——都填不满朱红色轮廓，审计会把它们揪出来。",
     },
     "dashboard.gamma": {"en": "γ-steps & trees", "zh": "γ 步与树"},
     "dashboard.gamma_text": {
