@@ -9,6 +9,7 @@ import re
 import ipywidgets as W
 
 from ..i18n import t
+from .a11y import a11y_helper
 from .fastload import defer_rfc3987_syntax
 from .snapshot import snapshot_html, snapshots_enabled
 
@@ -81,8 +82,16 @@ class App(W.VBox):
         self.message = message if message is not None else W.HTML(value="")
         self.message.add_class("specviz-message")
         self.last_error: str | None = None
+        self.a11y = a11y_helper()  # names this app's slider handles in the browser (specviz.widgets.a11y)
         super().__init__(children=list(children), **kwargs)
         self.add_class("specviz-app")
+        self.observe(self._keep_a11y_helper, names="children")
+        self._keep_a11y_helper()
+
+    def _keep_a11y_helper(self, change=None) -> None:
+        """Keep the (invisible) accessibility helper last among the children, whatever an app puts there."""
+        if self.a11y not in self.children:
+            self.children = (*self.children, self.a11y)
 
     def show_error(self, text: str) -> None:
         """Show `text` as an error in `self.message` (and keep it in `self.last_error`)."""
