@@ -54,7 +54,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "money.heading": {
         "en": "Why speculative decoding is lossless: min(p, q) + (p − q)⁺ = p",
-        "zh": "投机解码为什么无损：min(p, q) + (p − q)⁺ = p",
+        "zh": "推测解码为什么无损：min(p, q) + (p − q)⁺ = p",
     },
     "money.back": {"en": "◀ Back", "zh": "◀ 上一步"},
     "money.next": {"en": "Next ▶", "zh": "下一步 ▶"},
@@ -452,7 +452,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "验证器输出了词表 0..{last} 之外的词元 id",
     },
     # the dashboard (widgets/dashboard.py)
-    "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——投机解码为什么无损"},
+    "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——推测解码为什么无损"},
     "dashboard.intro": {
         "en": "A cheap draft model proposes a token from q; the target model keeps it with probability "
         "min(1, p/q) and otherwise resamples from the normalised residual (p − q)⁺. Each tab shows, and checks "
@@ -505,7 +505,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "A small target and a smaller draft language model generate text with speculative decoding: "
         "every token is coloured by its fate (accepted, resampled, bonus), and any token opens its real p and q "
         "as a money diagram.",
-        "zh": "一个小的目标语言模型和一个更小的草稿模型用投机解码生成文本：每个词元按其结局（接受、重采样、"
+        "zh": "一个小的目标语言模型和一个更小的草稿模型用推测解码生成文本：每个词元按其结局（接受、重采样、"
         "额外词元）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
     },
     "dashboard.real_models_missing": {

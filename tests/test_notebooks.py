@@ -245,6 +245,8 @@ def test_tutorial_has_checked_exercises(path):
 def test_index_lists_every_tutorial():
     index = INDEX.read_text(encoding="utf-8")
     missing = [p.name for p in EN_TUTORIALS if f"({p.name})" not in index]
+    zh_index = (ZH_DIR / "README.md").read_text(encoding="utf-8")
+    missing += [f"zh/{p.name}" for p in TUTORIALS if p.parent == ZH_DIR and f"({p.name})" not in zh_index]
     assert not missing, f"notebooks/README.md does not link {missing}"
 
 
