@@ -598,7 +598,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tree.preset.far": {"en": "far draft (4 tokens)", "zh": "相差较远的草稿（4 个 token）"},
     "tree.preset.onehot": {
         "en": "deterministic draft: q one-hot on dog (prompt lookup)",
-        "zh": "确定性草稿：q 全部落在 dog 上（prompt lookup）",
+        "zh": "确定性草稿：q 全部落在 dog 上（提示词查找）",
     },
     "tree.preset.perfect": {"en": "perfect draft q = p", "zh": "完美草稿 q = p"},
     "tree.p": {"en": "p (target)", "zh": "p（目标）"},
@@ -611,4 +611,406 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "k^depth = {leaves} leaves are too many to draw (at most {most}): lower k or the depth",
         "zh": "k^depth = {leaves} 个叶子太多，画不下（最多 {most} 个）：请减小 k 或深度",
     },
+    # the real-model live view (specviz.lm.live, live_controls, live_jobs, live_view, live_render, closeup, payoff)
+    "live.heading": {
+        "en": "Speculative decoding on real models: every token's fate, live",
+        "zh": "真实模型上的推测解码：实时看每个 token 的结局",
+    },
+    "live.fate_accepted": {"en": "accepted draft", "zh": "被接受的草稿"},
+    "live.fate_resampled": {"en": "resampled after a rejection", "zh": "拒绝后重采样"},
+    "live.fate_bonus": {"en": "bonus token (all γ drafts accepted)", "zh": "额外 token（γ 个草稿全部被接受）"},
+    "live.fate_target": {"en": "plain target draw", "zh": "直接从目标模型抽取"},
+    "live.legend_prompt": {"en": "· grey: the prompt", "zh": "· 灰色：提示词"},
+    "live.target": {"en": "target", "zh": "目标模型"},
+    "live.draft": {"en": "draft", "zh": "草稿模型"},
+    "live.model_box": {
+        "en": "bundled, a folder, a .gguf file or a hub id",
+        "zh": "bundled（内置模型对）、文件夹、.gguf 文件或模型仓库 id",
+    },
+    "live.device": {"en": "device", "zh": "设备"},
+    "live.device_auto": {"en": "auto", "zh": "自动"},
+    "live.load": {"en": "Load pair", "zh": "加载模型对"},
+    "live.load_tip": {
+        "en": "load the target and draft models named on the left",
+        "zh": "加载左边填写的目标模型和草稿模型",
+    },
+    "live.no_pair_loaded": {"en": "no pair loaded", "zh": "尚未加载模型对"},
+    "live.prompt": {"en": "prompt", "zh": "提示词"},
+    "live.gamma": {"en": "γ (drafts/step)", "zh": "γ（每步草稿数）"},
+    "live.temperature": {"en": "temperature", "zh": "温度"},
+    "live.top_k": {"en": "top-k (0 = off)", "zh": "top-k（0 = 关闭）"},
+    "live.top_p": {"en": "top-p (1 = off)", "zh": "top-p（1 = 关闭）"},
+    "live.max_new_tokens": {"en": "max new tokens", "zh": "最多新 token 数"},
+    "live.seed": {"en": "seed", "zh": "随机种子"},
+    "live.ar_checkbox": {"en": "autoregressive baseline after each run", "zh": "每次运行后再跑一次自回归基线"},
+    "live.generate": {"en": "Generate", "zh": "生成"},
+    "live.stop": {"en": "Stop", "zh": "停止"},
+    "live.stop_tip": {"en": "stop after the current verify step", "zh": "在当前验证步结束后停止"},
+    "live.baseline": {"en": "AR baseline", "zh": "自回归基线"},
+    "live.baseline_tip": {
+        "en": "plain autoregressive sampling from the target, same settings",
+        "zh": "用相同设置直接从目标模型逐个 token 采样",
+    },
+    "live.sweep": {"en": "γ sweep", "zh": "γ 扫描"},
+    "live.sweep_tip": {
+        "en": "run γ = 1..8 on the prompt; plot measured speedup vs theory",
+        "zh": "对提示词依次运行 γ = 1..8，画出实测加速比与理论值",
+    },
+    "live.pair_line": {"en": "pair:", "zh": "模型对："},
+    "live.device_line": {"en": "device:", "zh": "设备："},
+    "live.pair_desc": {
+        "en": "target {target}, draft {draft}, vocabulary {vocab}, on {device}",
+        "zh": "目标 {target}，草稿 {draft}，词表 {vocab} 个 token，运行于 {device}",
+    },
+    "live.model_size": {"en": "{name} ({millions:.2f} M params)", "zh": "{name}（{millions:.2f} M 参数）"},
+    "live.pair_context": {
+        "en": " · context {ctx} tokens (prompt + new tokens + γ must fit)",
+        "zh": " · 上下文 {ctx} 个 token（提示词 + 新 token + γ 必须放得下）",
+    },
+    "live.no_tokenizer": {
+        "en": "no tokenizer: type the prompt as token ids, e.g. 0 3 1",
+        "zh": "没有分词器：请把提示词写成 token id，例如 0 3 1",
+    },
+    "live.stopping": {"en": "stopping…", "zh": "正在停止…"},
+    "live.loading": {"en": "loading {target} + {draft}", "zh": "正在加载 {target} + {draft}"},
+    "live.no_pair": {
+        "en": "no model pair loaded: press “Load pair” (bundled, or type a target and a draft)",
+        "zh": "还没有加载模型对：请按“加载模型对”（用 bundled，或填写目标模型和草稿模型）",
+    },
+    "live.baseline_running": {"en": "autoregressive baseline…", "zh": "正在运行自回归基线…"},
+    "live.drawing_failed": {"en": "drawing failed: {error}", "zh": "绘图失败：{error}"},
+    "live.sweep_baseline": {
+        "en": "γ sweep: autoregressive baseline (0/{total})…",
+        "zh": "γ 扫描：自回归基线（0/{total}）…",
+    },
+    "live.sweep_gamma": {
+        "en": "γ sweep: γ = {gamma} ({done}/{total})…",
+        "zh": "γ 扫描：γ = {gamma}（{done}/{total}）…",
+    },
+    "live.sweep_done": {"en": "γ sweep done:", "zh": "γ 扫描完成："},
+    "live.sweep_stopped": {"en": "γ sweep stopped:", "zh": "γ 扫描已停止："},
+    "live.sweep_summary": {
+        "en": "autoregressive {tps:.0f} tokens/s; {points}",
+        "zh": "自回归 {tps:.0f} token/s；{points}",
+    },
+    "live.busy": {
+        "en": "busy ({job}): wait for it or press Stop first",
+        "zh": "正忙（{job}）：请等它结束，或先按“停止”",
+    },
+    "live.job_load": {"en": "load", "zh": "加载"},
+    "live.job_generate": {"en": "generate", "zh": "生成"},
+    "live.job_baseline": {"en": "baseline", "zh": "自回归基线"},
+    "live.job_sweep": {"en": "sweep", "zh": "γ 扫描"},
+    "live.job_polling": {"en": "polling", "zh": "轮询"},
+    "live.prompt_empty_ids": {
+        "en": "the prompt is empty: this pair has no tokenizer, type token ids such as 0 3 1",
+        "zh": "提示词是空的：这对模型没有分词器，请输入 token id，例如 0 3 1",
+    },
+    "live.prompt_not_ids": {
+        "en": "this pair has no tokenizer: type the prompt as token ids (e.g. 0 3 1), not {text!r}",
+        "zh": "这对模型没有分词器：请把提示词写成 token id（例如 0 3 1），而不是 {text!r}",
+    },
+    "live.prompt_empty": {
+        "en": "the prompt is empty: type at least one character",
+        "zh": "提示词是空的：请至少输入一个字符",
+    },
+    "live.prompt_empty_tokens": {
+        "en": "the prompt is empty after tokenization: type some text",
+        "zh": "分词后提示词是空的：请输入一些文字",
+    },
+    "live.prompt_outside": {
+        "en": "prompt token id {token} is outside the vocabulary of {vocab} tokens",
+        "zh": "提示词中的 token id {token} 超出了词表（共 {vocab} 个 token）",
+    },
+    "live.baseline_empty": {
+        "en": "the autoregressive baseline produced no tokens",
+        "zh": "自回归基线没有生成任何 token",
+    },
+    "live.token_number": {"en": "token #", "zh": "token 序号"},
+    "live.pick_hint": {
+        "en": "generate some text, then pick a token to see its p and q",
+        "zh": "先生成一段文字，再选一个 token，看它的 p 和 q",
+    },
+    "live.closeup_heading": {"en": "One token up close", "zh": "近看一个 token"},
+    "live.closeup_hint": {
+        "en": "(the money diagram at the bottom): pick a generated token",
+        "zh": "（质量分解图在最下方）：选一个生成的 token",
+    },
+    "live.generating": {"en": "generating…", "zh": "正在生成…"},
+    "live.pay_only": {
+        "en": "when does this pay? only while the draft's cost c < α = {alpha:.2f}",
+        "zh": "什么时候划算？只有草稿的成本 c < α = {alpha:.2f} 时",
+    },
+    "live.pay_here": {
+        "en": "when does this pay? c = {c:.2f} {op} α = {alpha:.2f} ({verdict}: need c < α)",
+        "zh": "什么时候划算？c = {c:.2f} {op} α = {alpha:.2f}（{verdict}：需要 c < α）",
+    },
+    "live.cheap_enough": {"en": "cheap enough", "zh": "足够便宜"},
+    "live.too_costly": {"en": "too costly", "zh": "太贵了"},
+    "live.verify_cost": {
+        "en": "verify step = {ratio:.2f} target steps (need ≈ 1: a memory-bound target)",
+        "zh": "一次验证 = {ratio:.2f} 个目标模型步（需要 ≈ 1：目标模型受内存带宽限制时才成立）",
+    },
+    "live.payoff_source": {
+        "en": "(Leviathan et al. 2023, arXiv:2211.17192, Corollary 3.9)",
+        "zh": "（Leviathan 等，2023，arXiv:2211.17192，推论 3.9）",
+    },
+    "live.generate_first": {
+        "en": "generate some text first, then pick a token",
+        "zh": "请先生成一段文字，再选一个 token",
+    },
+    "live.token_outside": {
+        "en": "token #{i} is outside the {n} generated tokens",
+        "zh": "token #{i} 不在已生成的 {n} 个 token 之内",
+    },
+    "live.no_step_record": {"en": "token #{i} has no verify step record", "zh": "token #{i} 没有对应的验证步记录"},
+    "live.stats_empty": {"en": "statistics appear here while generating", "zh": "生成时这里会显示统计数据"},
+    "live.stats_title": {"en": "This run vs theory", "zh": "本次运行与理论对照"},
+    "live.stats_counts": {"en": "γ · verify steps · tokens", "zh": "γ · 验证步数 · token 数"},
+    "live.stats_rate": {
+        "en": "draft acceptance rate (accepted / drafted)",
+        "zh": "草稿接受率（被接受数 / 草稿数）",
+    },
+    "live.stats_alpha": {
+        "en": "α = mean Σ min(p, q) over verified positions",
+        "zh": "α = 所有验证位置上 Σ min(p, q) 的平均",
+    },
+    "live.stats_tokens_measured": {"en": "tokens per verify step: measured", "zh": "每个验证步的 token 数：实测"},
+    "live.stats_tokens_theory": {
+        "en": "tokens per verify step: theory (1 − α^(γ+1)) / (1 − α)",
+        "zh": "每个验证步的 token 数：理论值 (1 − α^(γ+1)) / (1 − α)",
+    },
+    "live.stats_spec_tps": {"en": "speculative tokens/s", "zh": "推测解码 token/s"},
+    "live.stats_ar_tps": {"en": "autoregressive tokens/s", "zh": "自回归 token/s"},
+    "live.stats_speedup": {"en": "measured speedup", "zh": "实测加速比"},
+    "live.stats_cost": {
+        "en": "cost ratio c = draft token / target token",
+        "zh": "成本比 c = 草稿 token 耗时 / 目标 token 耗时",
+    },
+    "live.stats_bound": {"en": "textbook bound at c", "zh": "在该 c 下的教科书上界"},
+    "live.stats_predicted": {"en": "cost-model prediction", "zh": "成本模型预测"},
+    "live.stats_gamma": {"en": "suggested γ (cost model)", "zh": "建议的 γ（成本模型）"},
+    "live.stats_note": {
+        "en": "run the autoregressive baseline for tokens/s, c and the speedup predictions",
+        "zh": "运行自回归基线后，才有 token/s、c 和加速比预测",
+    },
+    "live.status_generating": {
+        "en": "generating… {n}/{max} tokens, {steps} verify steps, {tps} tokens/s",
+        "zh": "正在生成… {n}/{max} 个 token，{steps} 个验证步，{tps} token/s",
+    },
+    "live.status_done": {"en": "done:", "zh": "完成："},
+    "live.status_stopped": {"en": "stopped:", "zh": "已停止："},
+    "live.status_final": {
+        "en": "{n} tokens in {steps} verify steps, {seconds:.2f} s ({tps} tokens/s)",
+        "zh": "{steps} 个验证步生成 {n} 个 token，用时 {seconds:.2f} s（{tps} token/s）",
+    },
+    "live.status_ar": {"en": " · autoregressive {tps} tokens/s", "zh": " · 自回归 {tps} token/s"},
+    "live.recorded_note": {
+        "en": " (values from the recorded top-8 lists; the rest is in “other”)",
+        "zh": "（数值取自记录下来的前 8 名列表，其余都在“其他”里）",
+    },
+    "live.closeup_title": {"en": "Token #{i} “{name}”: {fate}", "zh": "token #{i}“{name}”：{fate}"},
+    "live.accepted_sub": {
+        "en": "draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)",
+        "zh": "草稿“{d}”被保留（q = {qd:.3f}，p = {pd:.3f}）：它来自蓝色的重叠部分 min(p, q)",
+    },
+    "live.accepted_explain": {
+        "en": "The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
+        "with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q).",
+        "zh": "草稿以 q = {qd:.3f} 提出“{d}”；目标模型给它 p = {pd:.3f}，所以它以概率 min(1, p/q) = {keep:.3f} "
+        "被保留：它来自蓝色的重叠部分 min(p, q)。",
+    },
+    "live.rejected_sub": {
+        "en": "draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green (p − q)⁺",
+        "zh": "草稿“{d}”被拒绝（q = {qd:.3f} > p = {pd:.3f}）→ 从绿色的 (p − q)⁺ 抽出“{name}”",
+    },
+    "live.rejected_explain": {
+        "en": "The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
+        "was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
+        "drawn from the green residual (p − q)⁺ / Z.",
+        "zh": "草稿以 q = {qd:.3f} 提出“{d}”，但目标模型只给它 p = {pd:.3f}，所以它只以概率 p/q = {keep:.3f} "
+        "被保留，这次被拒绝了；随后从绿色的剩余部分 (p − q)⁺ / Z 抽出了“{name}”。",
+    },
+    "live.bonus_sub": {
+        "en": "all γ drafts passed: one more token drawn straight from the target's p",
+        "zh": "γ 个草稿全部通过：再直接从目标模型的 p 抽一个 token",
+    },
+    "live.bonus_explain": {
+        "en": "All γ drafts were accepted, so the target's distribution after them, computed in the same "
+        "verify pass, gives one more token for free; the draft proposed nothing here.",
+        "zh": "γ 个草稿全部被接受，目标模型在同一次验证里已经算出了它们之后的分布，于是白得一个 token；"
+        "草稿在这个位置没有提出任何东西。",
+    },
+    "live.target_sub": {"en": "a plain draw from the target p", "zh": "直接从目标模型的 p 抽取"},
+    "live.target_explain": {"en": "A plain draw from the target p.", "zh": "直接从目标模型的 p 抽取。"},
+    "live.closeup_alpha": {
+        "en": " · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
+        "tail into “other”, so its Σ min can be a little larger)",
+        "zh": " · 此处的精确接受概率 Σ min(p, q) = <b>{alpha:.3f}</b>（图把长尾并进了“其他”，"
+        "所以图上的 Σ min 可能略大一些）",
+    },
+    "live.closeup_info": {
+        "en": "token #{i} “{name}” (id {token}) · verify step {step}, draft position {position} of γ = {gamma}",
+        "zh": "token #{i}“{name}”（id {token}）· 第 {step} 个验证步，γ = {gamma} 个草稿中的第 {position} 个",
+    },
+    "live.payoff_intro": {
+        "en": "When does this pay? Only while the draft's cost ratio c < α. ",
+        "zh": "什么时候划算？只有草稿的成本比 c < α 时。",
+    },
+    "live.payoff_here": {
+        "en": "Here α = {alpha:.2f}, c = {c:.2f} → {gain}.",
+        "zh": "这里 α = {alpha:.2f}，c = {c:.2f} → {gain}。",
+    },
+    "live.payoff_no_c": {
+        "en": "Here α = {alpha:.2f}; c needs the autoregressive baseline.",
+        "zh": "这里 α = {alpha:.2f}；c 需要先跑自回归基线。",
+    },
+    "live.payoff_others": {"en": " At this α, {others}.", "zh": "在这个 α 下，{others}。"},
+    "live.payoff_verify": {
+        "en": " These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
+        "{verify:.2f}, which is ≈ 1 only for a memory-bound target.",
+        "zh": "这些上界假设一次验证（同时处理 γ + 1 个 token）只花一个目标模型步；这里花了 {verify:.2f} 步，"
+        "只有目标模型受内存带宽限制时才 ≈ 1。",
+    },
+    "live.list_sep": {"en": ", ", "zh": "；"},
+    "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要推测）"},
+    "live.payoff_gain": {"en": "{speedup:.2f}× (best γ = {gamma})", "zh": "{speedup:.2f}×（最佳 γ = {gamma}）"},
+    # figures of the real-model view (specviz.lm.figures)
+    "lmfig.other": {"en": "other", "zh": "其他"},
+    "lmfig.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},
+    "lmfig.per_position_sub": {
+        "en": "α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i",
+        "zh": "α = {alpha:.3f}（{steps} 步）：条件接受率 ≈ α，无条件接受率 ≈ α^i",
+    },
+    "lmfig.per_position_empty": {
+        "en": "press Generate: bars fill in as the target verifies drafts",
+        "zh": "按“生成”：目标模型每验证一批草稿，柱子就会长出来",
+    },
+    "lmfig.unconditional": {"en": "unconditional: accepted / steps", "zh": "无条件：被接受数 / 步数"},
+    "lmfig.conditional": {"en": "conditional: accepted / reached", "zh": "条件：被接受数 / 到达数"},
+    "lmfig.theory_power": {"en": "theory α^i", "zh": "理论值 α^i"},
+    "lmfig.position_hover": {
+        "en": "position %{x}: %{y:.3f}<extra></extra>",
+        "zh": "位置 %{x}：%{y:.3f}<extra></extra>",
+    },
+    "lmfig.draft_position": {"en": "draft position i", "zh": "草稿位置 i"},
+    "lmfig.acceptance_rate": {"en": "acceptance rate", "zh": "接受率"},
+    "lmfig.hist_title": {"en": "Accepted drafts per verify step", "zh": "每个验证步被接受的草稿数"},
+    "lmfig.hist_sub": {
+        "en": "{steps} steps, α = {alpha:.3f}: tokens/step {mean:.2f} (theory {theory:.2f})",
+        "zh": "{steps} 步，α = {alpha:.3f}：每步 token 数 {mean:.2f}（理论值 {theory:.2f}）",
+    },
+    "lmfig.hist_empty": {
+        "en": "theory from α: α^k (1 − α) for k < γ, α^γ at k = γ",
+        "zh": "由 α 得到的理论值：k < γ 时为 α^k (1 − α)，k = γ 时为 α^γ",
+    },
+    "lmfig.measured_steps": {"en": "measured steps", "zh": "实测步数"},
+    "lmfig.theory_alpha": {"en": "theory from α", "zh": "由 α 得到的理论值"},
+    "lmfig.hist_hover": {"en": "k = %{x}: %{y} steps<extra></extra>", "zh": "k = %{x}：%{y} 步<extra></extra>"},
+    "lmfig.hist_theory_hover": {
+        "en": "k = %{x}: %{y:.1f} expected<extra></extra>",
+        "zh": "k = %{x}：期望 %{y:.1f} 步<extra></extra>",
+    },
+    "lmfig.accepted_k": {"en": "accepted drafts k", "zh": "被接受的草稿数 k"},
+    "lmfig.verify_steps": {"en": "verify steps", "zh": "验证步数"},
+    "lmfig.tps_title": {"en": "Tokens per second", "zh": "每秒 token 数"},
+    "lmfig.speculative": {"en": "speculative", "zh": "推测解码"},
+    "lmfig.autoregressive": {"en": "autoregressive", "zh": "自回归"},
+    "lmfig.tps_sub": {"en": "measured speedup {speedup:.2f}×", "zh": "实测加速比 {speedup:.2f}×"},
+    "lmfig.tps_predicts": {"en": " (cost model predicts {speedup:.2f}×)", "zh": "（成本模型预测 {speedup:.2f}×）"},
+    "lmfig.tps_no_ar": {"en": "autoregressive baseline not run yet", "zh": "还没有运行自回归基线"},
+    "lmfig.press_generate": {"en": "press Generate", "zh": "请按“生成”"},
+    "lmfig.tps_measured": {"en": "measured tokens/s", "zh": "实测 token/s"},
+    "lmfig.tps_predicted": {"en": "cost-model prediction", "zh": "成本模型预测"},
+    "lmfig.tps_hover": {"en": "%{x}: %{y:.1f} tokens/s<extra></extra>", "zh": "%{x}：%{y:.1f} token/s<extra></extra>"},
+    "lmfig.tps_predicted_hover": {
+        "en": "predicted %{y:.1f} tokens/s<extra></extra>",
+        "zh": "预测 %{y:.1f} token/s<extra></extra>",
+    },
+    "lmfig.decoding": {"en": "decoding", "zh": "解码方式"},
+    "lmfig.tps_axis": {"en": "generated tokens / s", "zh": "每秒生成的 token 数"},
+    "lmfig.sweep_title": {"en": "Speedup vs γ: measured against theory", "zh": "加速比随 γ 的变化：实测与理论"},
+    "lmfig.sweep_best": {
+        "en": "best measured γ = {gamma} ({speedup:.2f}×)",
+        "zh": "实测最佳 γ = {gamma}（{speedup:.2f}×）",
+    },
+    "lmfig.sweep_empty": {
+        "en": "press “γ sweep” to run γ = 1..8 on the prompt",
+        "zh": "按“γ 扫描”，对提示词依次运行 γ = 1..8",
+    },
+    "lmfig.measured": {"en": "measured", "zh": "实测"},
+    "lmfig.textbook_bound": {"en": "textbook bound", "zh": "教科书上界"},
+    "lmfig.cost_model": {"en": "cost model (measured step times)", "zh": "成本模型（用实测的每步耗时）"},
+    "lmfig.no_speedup": {"en": "no speedup", "zh": "没有加速"},
+    "lmfig.sweep_hover_measured": {
+        "en": "γ = %{x}: %{y:.2f}× measured<extra></extra>",
+        "zh": "γ = %{x}：实测 %{y:.2f}×<extra></extra>",
+    },
+    "lmfig.sweep_hover_bound": {
+        "en": "γ = %{x}: bound %{y:.2f}×<extra></extra>",
+        "zh": "γ = %{x}：上界 %{y:.2f}×<extra></extra>",
+    },
+    "lmfig.sweep_hover_predicted": {
+        "en": "γ = %{x}: predicted %{y:.2f}×<extra></extra>",
+        "zh": "γ = %{x}：预测 %{y:.2f}×<extra></extra>",
+    },
+    "lmfig.sweep_x": {"en": "γ (drafted tokens per verify step)", "zh": "γ（每个验证步的草稿 token 数）"},
+    "lmfig.sweep_y": {"en": "speedup over autoregressive", "zh": "相对自回归的加速比"},
+    "lmfig.payoff_title": {
+        "en": "When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
+        "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..{max_gamma}, against the draft's cost c",
+        "zh": "推测什么时候划算？α = {alpha:.3f}<br>在 γ = 0..{max_gamma} 中取最佳的教科书加速比 "
+        "(1 − α^(γ+1)) / ((1 − α)(γc + 1))，随草稿成本 c 变化",
+    },
+    "lmfig.payoff_best": {"en": "best speed-up over γ", "zh": "对 γ 取最佳的加速比"},
+    "lmfig.payoff_hover": {
+        "en": "c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>",
+        "zh": "c = %{x:.2f}：γ = %{customdata} 时 %{y:.2f}×<extra></extra>",
+    },
+    "lmfig.payoff_points": {"en": "draft costs compared", "zh": "比较的几种草稿成本"},
+    "lmfig.payoff_break_even": {"en": "c = α: beyond it no γ pays", "zh": "c = α：超过它，任何 γ 都不划算"},
+    "lmfig.payoff_no_gain": {"en": "no speed-up", "zh": "没有加速"},
+    "lmfig.payoff_x": {"en": "c = draft step / target step", "zh": "c = 草稿步耗时 / 目标模型步耗时"},
+    "lmfig.payoff_y": {"en": "speed-up over plain decoding", "zh": "相对普通解码的加速比"},
+    "lmfig.token_axis": {
+        "en": "token (top of p ∪ top of q, then everything else)",
+        "zh": "token（p 的前几名 ∪ q 的前几名，再加上其余全部）",
+    },
+    "lmfig.target_title": {"en": "Target distribution p", "zh": "目标分布 p"},
+    "lmfig.p_only": {
+        "en": "the draft proposed nothing at this position: only p (its outline)",
+        "zh": "草稿在这个位置没有提出任何东西：只有 p（它的轮廓）",
+    },
+    "lmfig.money_title": {"en": "The money diagram of a generated token", "zh": "一个生成 token 的质量分解图"},
+    "lmfig.placeholder": {
+        "en": "no token selected yet: this is the cat/dog/fish example",
+        "zh": "还没有选中 token：这是 cat/dog/fish 的例子",
+    },
+    # a vLLM server's counters (specviz.lm.vllm_live)
+    "vllm.heading": {"en": "A vLLM server's speculative decoding, live", "zh": "vLLM 服务器的推测解码，实时显示"},
+    "vllm.server": {"en": "vLLM server", "zh": "vLLM 服务器"},
+    "vllm.every": {"en": "every (s)", "zh": "间隔（秒）"},
+    "vllm.read_once": {"en": "Read once", "zh": "读取一次"},
+    "vllm.start": {"en": "Start polling", "zh": "开始轮询"},
+    "vllm.table_empty": {"en": "press Read once or Start polling", "zh": "请按“读取一次”或“开始轮询”"},
+    "vllm.last_seconds": {"en": "last {seconds:.1f} s", "zh": "最近 {seconds:.1f} 秒"},
+    "vllm.the_last_seconds": {"en": "the last {seconds:.1f} s", "zh": "最近 {seconds:.1f} 秒"},
+    "vllm.totals": {"en": "totals since the server started", "zh": "服务器启动以来的总计"},
+    "vllm.restarted": {"en": " (the server restarted)", "zh": "（服务器重启过）"},
+    "vllm.row_server": {"en": "server · engines", "zh": "服务器 · 引擎数"},
+    "vllm.row_over": {"en": "counts over", "zh": "计数范围"},
+    "vllm.row_counts": {"en": "drafts · draft tokens · accepted", "zh": "草稿次数 · 草稿 token 数 · 被接受数"},
+    "vllm.row_rate": {"en": "acceptance rate = accepted / draft tokens", "zh": "接受率 = 被接受数 / 草稿 token 数"},
+    "vllm.row_length": {
+        "en": "mean acceptance length = 1 + accepted / drafts",
+        "zh": "平均接受长度 = 1 + 被接受数 / 草稿次数",
+    },
+    "vllm.row_per_position": {
+        "en": "per-position acceptance = accepted at i / drafts",
+        "zh": "各位置接受率 = 位置 i 的被接受数 / 草稿次数",
+    },
+    "vllm.row_alpha": {"en": "α implied by the mean acceptance length", "zh": "由平均接受长度推出的 α"},
+    "vllm.row_tps": {"en": "accepted tokens/s", "zh": "被接受的 token/s"},
+    "vllm.table_title": {"en": "vLLM's speculative-decoding counters", "zh": "vLLM 的推测解码计数器"},
+    "vllm.status": {"en": "read {url} at {stamp}: {what}", "zh": "{stamp} 读取了 {url}：{what}"},
 }

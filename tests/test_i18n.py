@@ -4,7 +4,9 @@
   Chinese text uses full-width punctuation after Chinese characters;
 * every `t("...")` in specviz/ names a message that exists, and every message is used (a
   static scan of the source, with a self-test that it finds a missing key);
-* built with the language set to "zh", every figure builder and every app shows no stray
+* built with the language set to "zh", every figure builder (of specviz.figures and of the
+  real-model view, specviz.lm.figures) and every app (the live view on the bundled pair and
+  the vLLM view included) shows no stray
   English: titles, subtitles, axis titles, legend names, annotations, hover labels, control
   descriptions, options, tooltips and HTML text hold only Chinese, symbols, numbers, token
   names and the technical words in `ALLOWED_WORDS` (the check fails on an English figure:
@@ -45,6 +47,8 @@ ALLOWED_WORDS = {
     "min", "max", "exp", "TV", "IS", "E_p", "E_q", "id", "one-hot", "top-k", "top-p", "dtype", "p_dtype",
     "logit", "fp64", "float64", "float32", "float16", "bfloat16", "SpecInfer", "Medusa", "token", "specviz",
     "lab", "cat", "dog", "fish", "English", "Language",
+    # names shown as they are: inputs a user types (bundled, .gguf), devices, a product, a cited paper
+    "bundled", "gguf", "cpu", "cuda", "vLLM", "Leviathan", "arXiv",
 }  # fmt: skip
 ALLOWED_WORDS |= set(specviz.RULES)
 
@@ -280,6 +284,7 @@ def figure_calls():
         "multidraft_figure": [(((0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)), {"k_max": 2})],
         "draft_tree_figure": [((__import__("specviz.tree").tree.draft_tree(P, Q, 2, 2, seed=0),), {})],
         "numerics_figure": [((), {"dtypes": ("float64", "float16")})],
+        "coupling_figure": [((P, Q), {"n": 50})],
     }
 
 
@@ -291,9 +296,7 @@ def builder_names() -> list[str]:
 
 @pytest.mark.parametrize("name", builder_names())
 def test_figure_builders_show_no_english_in_chinese(name, zh):
-    calls = figure_calls().get(name)
-    if calls is None:
-        pytest.skip(f"{name}: no call listed in tests/test_i18n.py figure_calls (a builder of another module)")
+    calls = figure_calls()[name]  # every builder has calls (test_the_listed_calls_cover_every_builder)
     if name == "numerics_figure":
         pytest.importorskip("torch")
     builder = getattr(specviz.figures, name)
@@ -303,13 +306,11 @@ def test_figure_builders_show_no_english_in_chinese(name, zh):
         assert not problems_in(texts), f"{name}{args!r:.60}: English left under zh:\n" + "\n".join(problems_in(texts))
 
 
-def test_the_listed_calls_cover_this_issues_builders():
-    """The builders of specviz.figures' own modules are all listed (others may skip with a reason)."""
-    own = {"money", "sampling", "empirical", "pitfalls", "standardization", "gamma_steps", "multidraft", "numerics"}
-    for name in builder_names():
-        module = getattr(specviz.figures, name).__module__.rsplit(".", 1)[-1]
-        if module in own:
-            assert name in figure_calls(), f"{name} ({module}) has no call in figure_calls"
+def test_the_listed_calls_cover_every_builder():
+    """Every public figure builder of specviz.figures has calls in figure_calls (a new one must be added)."""
+    missing = [name for name in builder_names() if name not in figure_calls()]
+    assert not missing, f"figure builders without a call in figure_calls: {missing}"
+    assert len(builder_names()) >= 20
 
 
 def test_apps_show_no_english_in_chinese(zh):
@@ -321,6 +322,7 @@ def test_apps_show_no_english_in_chinese(zh):
         W.gamma_app(),
         W.multidraft_app(),
         W.standardization_app(),
+        W.draft_tree_app(),
     ]
     mc, pitfalls = apps[1], apps[2]
     mc.run()  # the sampled histogram and the audit's verdict
@@ -348,6 +350,157 @@ def test_app_messages_are_chinese(zh):
     app.editor.mode.value = "free"
     app.sliders_p[0].value = 0.9  # p no longer sums to 1: the core's (English) error + the hint in Chinese
     assert "归一化" in app.message_text
+
+
+# ----------------------------------------------------------------------------- the real-model view under zh
+
+
+def without_data(text: str, *names: str) -> str:
+    """`text` without what is data, not UI text: token names in “quotes” and the given `names` (models, URLs)."""
+    text = re.sub(r"“[^”]*”", " ", str(text))
+    for name in names:
+        text = text.replace(html.escape(name), " ").replace(name, " ")
+    return text
+
+
+@pytest.fixture(scope="module")
+def bundled_run():
+    """The bundled pair and one speculative run on it (statistics, the tokens of every fate), built in Chinese."""
+    pytest.importorskip("torch")
+    from specviz.lm import load_pair, speculative_generate
+    from specviz.lm.stats import spec_stats
+
+    pair = load_pair(progress=False, hf_progress=False)
+    ids = pair.tokenizer.encode("ROMEO:\n", add_special_tokens=False)
+    result = speculative_generate(pair, ids, max_new_tokens=60, gamma=4, seed=0)
+    return pair, result, spec_stats(result)
+
+
+def lm_figure_calls(pair, result, stats):
+    """name -> (builder, calls): every figure builder of specviz.lm.figures and the vLLM view's figure."""
+    from specviz.lm import figures as LF
+    from specviz.lm.closeup import token_closeup
+    from specviz.lm.vllm_live import acceptance_figure
+
+    fates = result.fates()
+    closeups = [token_closeup(pair, result, fates.index(f)) for f in ("accepted", "resampled", "bonus")]
+    p, q = (0.7, 0.2, 0.1), (0.3, 0.3, 0.4)
+    sweep = ((1, 2, 3), (1.2, 1.4, 1.3), (1.3, 1.5, 1.6), (1.1, 1.3, 1.2))
+    calls = {
+        "per_position_figure": [((stats,), {}), ((None,), {"gamma": 3})],
+        "accepted_hist_figure": [((stats,), {}), ((None,), {"gamma": 3})],
+        "throughput_figure": [((), {}), ((120.0,), {}), ((120.0, 80.0, 110.0), {})],
+        "gamma_sweep_figure": [((), {}), (sweep, {})],
+        "payoff_figure": [((0.7,), {})],
+        "position_money_diagram": [((p, q, ["a", LF.other_label(), "b"]), {})]
+        + [((c["p"], c["q"], c["names"], c["title"], c["subtitle"]), {}) for c in closeups if c["q"] is not None],
+        "target_only_figure": [((c["p"], c["names"], c["title"], c["subtitle"]), {}) for c in closeups[2:]]
+        + [(((0.5, 0.5), ["a", "b"]), {})],
+        "live_figure": [
+            ((None,), {}),
+            ((stats, 4, (120.0, 80.0, 110.0), sweep, closeups[1]["patch"]), {}),
+            ((stats, 4, (120.0, 80.0, 110.0), sweep, closeups[2]["patch"]), {}),
+        ],
+        "acceptance_figure": [((stats,), {}), ((None,), {})],
+    }
+    return {name: (getattr(LF, name, None) or acceptance_figure, args) for name, args in calls.items()}
+
+
+def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
+    from specviz.lm import figures as LF
+
+    calls = lm_figure_calls(*bundled_run)
+    builders = sorted(n for n in LF.__all__ if re.search(r"(_figure|_diagram)$", n))
+    assert not [n for n in builders if n not in calls], "a figure builder of specviz.lm.figures has no call listed"
+    problems = []
+    for name, (builder, arg_list) in calls.items():
+        for args, kwargs in arg_list:
+            texts = [(w, without_data(x)) for w, x in figure_texts(builder(*args, **kwargs))]
+            assert texts, f"{name}: no text found"
+            problems += [f"{name}: {p}" for p in problems_in(texts)]
+    assert not problems, "English left in the real-model figures under zh:\n" + "\n".join(problems)
+    set_language("en")  # the same check fails on the English figures (the fixture restores the language)
+    assert problems_in(figure_texts(LF.live_figure(None))) and problems_in(figure_texts(LF.payoff_figure(0.7)))
+
+
+def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_run):
+    """The live view after a run with its baseline, a close-up of each fate, a γ sweep and a bad prompt."""
+    from specviz.lm.live import live_app
+
+    pair = bundled_run[0]
+    app = live_app(pair, max_new_tokens=40, gamma=4, ar_baseline=True, refresh_s=0.05)
+    seen = widget_texts(app)  # before any run: placeholders, empty panels
+    result = app.generate(blocking=True)
+    assert result is not None and not app.message_text, app.message_text
+    for fate in ("accepted", "resampled", "bonus"):
+        if fate in app.token_fates:
+            app.select_token(app.token_fates.index(fate))
+            seen += widget_texts(app)
+    assert app.gamma_sweep(blocking=True, gammas=(1, 2)) is not None
+    seen += widget_texts(app)
+    app.prompt.value = ""
+    assert app.generate(blocking=True) is None and CJK.search(app.message_text)
+    seen += widget_texts(app)
+    names = (pair.target.name, pair.draft.name)
+    generated = "<div class='specviz-text'"  # the prompt and the generated text are data (Shakespeare), not UI text
+    problems = problems_in([(w, without_data(x, *names)) for w, x in seen if not x.startswith(generated)])
+    assert not problems, "English left in the live view under zh:\n" + "\n".join(sorted(set(problems)))
+    assert "完成" in app.status.value or "γ 扫描" in app.status.value
+    assert all(CJK.search(t_) for t_ in (app.legend.value, app.stats_html.value, app.payoff_html.value))
+
+
+def test_live_jobs_and_fates_speak_chinese(zh):
+    """The "busy" error names the job in Chinese; the token fates and the prompt errors are Chinese."""
+    import threading
+
+    pytest.importorskip("torch")
+    from specviz.lm.live_jobs import JobRunner, prompt_ids_for
+    from specviz.lm.results import FATE_LABELS
+
+    errors, release = [], threading.Event()
+    jobs = JobRunner(on_error=errors.append)
+    jobs.start("generate", release.wait, blocking=False)
+    jobs.start("sweep", lambda: None, blocking=True)
+    release.set()
+    assert jobs.wait(5)
+    assert errors == [t("live.busy", job="生成")] and "正忙" in errors[0]
+    assert [FATE_LABELS[f] for f in ("accepted", "resampled")] == ["被接受的草稿", "拒绝后重采样"]
+    assert FATE_LABELS["bonus"] == t("live.fate_bonus", lang="zh") != t("live.fate_bonus", lang="en")
+
+    class NoTokenizerPair:
+        tokenizer = None
+        target = type("M", (), {"vocab_size": 4})()
+
+    for text in ("", "abc", "9"):
+        with pytest.raises(ValueError) as exc:
+            prompt_ids_for(NoTokenizerPair(), text)
+        assert CJK.search(str(exc.value)) and not stray_english(without_data(str(exc.value).replace("'abc'", "")))
+
+
+def test_vllm_app_shows_no_english_in_chinese(zh):
+    import dataclasses
+
+    pytest.importorskip("torch")
+    from specviz.lm.vllm import parse_vllm_metrics
+    from specviz.lm.vllm_live import vllm_live_app
+
+    counts = {"drafts": [10.0], "draft_tokens": [30.0], "accepted_tokens": [15.0], "accepted_tokens_per_pos": [8, 5, 2]}
+    page = ""  # a Prometheus page with vLLM's four counters (as in specviz.lm.vllm's doctest)
+    for name, values in counts.items():
+        page += f"# TYPE vllm:spec_decode_num_{name}_total counter\n"
+        for i, v in enumerate(values):
+            pos = f',position="{i}"' if name.endswith("per_pos") else ""
+            page += f'vllm:spec_decode_num_{name}_total{{engine="0"{pos}}} {float(v)}\n'
+    url = "http://127.0.0.1:9"
+    app = vllm_live_app(url, timeout=0.5)
+    seen = widget_texts(app)
+    totals = parse_vllm_metrics(page, url)
+    for counters in (totals, dataclasses.replace(totals, seconds=5.0, restarted=True)):
+        app.show(counters)
+        seen += widget_texts(app)
+    problems = problems_in([(w, without_data(x, totals.url, url)) for w, x in seen])
+    assert not problems, "English left in the vLLM view under zh:\n" + "\n".join(sorted(set(problems)))
+    assert "服务器重启过" in app.stats_html.value and CJK.search(app.status.value)
 
 
 # ----------------------------------------------------------------------------- the dashboard's language

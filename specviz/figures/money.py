@@ -172,8 +172,8 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Fig
         xaxis=dict(title=t("figure.token")),
         height=480,
     )
-    if annotate:
-        fig.update_layout(margin=dict(t=135))
+    if annotate:  # title and subtitle pinned to the top, the summary box (≤ 2 lines) just above the plot
+        fig.update_layout(margin=dict(t=130), title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12)))
         fig.add_annotation(
             text=lay["annotation_text"],
             name="summary",

@@ -20,11 +20,10 @@ import html
 import numpy as np
 import torch
 
+from ..i18n import t
 from ..standardize import Sampling
 from . import figures as LF
 from .engine import process_logits
-
-RECORDED_NOTE = " (values from the recorded top-8 lists; the rest is in “other”)"
 
 
 def host_logits(logits) -> torch.Tensor:
@@ -48,10 +47,10 @@ def step_of(result, i: int):
     """The verify-step record that emitted generated token i (ValueError when there is none)."""
     i = int(i)
     if not 0 <= i < len(result.new_ids):
-        raise ValueError(f"token #{i} is outside the {len(result.new_ids)} generated tokens")
+        raise ValueError(t("live.token_outside", i=i, n=len(result.new_ids)))
     rec = next((s for s in result.steps if s.start <= i < s.start + s.n_emitted), None)
     if rec is None:
-        raise ValueError(f"token #{i} has no verify step record")
+        raise ValueError(t("live.no_step_record", i=i))
     return rec
 
 
@@ -71,20 +70,10 @@ def _explain(fate, tok, drafted, token, pd, qd):
     """(subtitle, explanation) of a drafted position: why the draft was kept or replaced."""
     d, name = LF.token_label(tok, drafted), LF.token_label(tok, token)
     keep = min(1.0, pd / qd) if qd > 0 else 1.0
+    kw = dict(d=d, name=name, qd=qd, pd=pd, keep=keep)
     if fate == "accepted":
-        sub = f"draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)"
-        explain = (
-            f"The draft proposed “{d}” with q = {qd:.3f}; the target gives it p = {pd:.3f}, so it was kept "
-            f"with probability min(1, p/q) = {keep:.3f}: it came through the blue overlap min(p, q)."
-        )
-    else:
-        sub = f"draft “{d}” rejected (q = {qd:.3f} > p = {pd:.3f}) → “{name}” drawn from the green (p − q)⁺"
-        explain = (
-            f"The draft proposed “{d}” with q = {qd:.3f} but the target gives it only p = {pd:.3f}, so it "
-            f"was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
-            "drawn from the green residual (p − q)⁺ / Z."
-        )
-    return sub, explain
+        return t("live.accepted_sub", **kw), t("live.accepted_explain", **kw)
+    return t("live.rejected_sub", **kw), t("live.rejected_explain", **kw)
 
 
 def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None, exact: bool = True) -> dict:
@@ -119,26 +108,18 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         except Exception:  # noqa: BLE001 - fall back to the recorded top lists
             p_full = q_full = None
     name = LF.token_label(tok, token)
-    title = f"Token #{i} “{name}”: {LF.FATE_LABELS[fate]}"
+    title = t("live.closeup_title", i=i, name=name, fate=LF.FATE_LABELS[fate])
     if fate in ("bonus", "target") or not tq:
         ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
-        names = LF.distinct_labels(tok, ids) + [LF.OTHER]
-        sub = (
-            "all γ drafts passed: one more token drawn straight from the target's p"
-            if fate == "bonus"
-            else "a plain draw from the target p"
-        )
-        explain = (
-            "All γ drafts were accepted, so the target's distribution after them, computed in the same "
-            "verify pass, gives one more token for free; the draft proposed nothing here."
-            if fate == "bonus"
-            else "A plain draw from the target p."
-        )
+        names = LF.distinct_labels(tok, ids) + [LF.other_label()]
+        bonus = fate == "bonus"
+        sub = t("live.bonus_sub") if bonus else t("live.target_sub")
+        explain = t("live.bonus_explain") if bonus else t("live.target_explain")
         fig = LF.target_only_figure(p_vec, names, title, sub)
         q_vec = None
     else:
         ids, p_vec, q_vec = LF.with_other(LF.top_union(tp, tq, [drafted, token]), p_full, q_full, tp, tq)
-        names = LF.distinct_labels(tok, ids) + [LF.OTHER]
+        names = LF.distinct_labels(tok, ids) + [LF.other_label()]
         sub, explain = _explain(fate, tok, drafted, token, rec.p_drafted[j], rec.q_drafted[j])
         fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
@@ -169,17 +150,20 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
 def closeup_info_html(sel: dict, tokenizer=None) -> str:
     """The sentence under the token slider: which step and position, the fate, the exact acceptance probability."""
     i, fate, alpha = sel["position"], sel["fate"], sel["alpha"]
-    alpha_txt = (
-        f" · exact acceptance probability here Σ min(p, q) = <b>{alpha:.3f}</b> (the diagram lumps the "
-        "tail into “other”, so its Σ min can be a little larger)"
-        if alpha is not None
-        else ""
-    )
-    note = "" if sel["exact"] else RECORDED_NOTE
+    alpha_txt = t("live.closeup_alpha", alpha=alpha) if alpha is not None else ""
+    note = "" if sel["exact"] else t("live.recorded_note")
     name = LF.token_label(tokenizer, sel["token"])
+    where = t(
+        "live.closeup_info",
+        i=i,
+        name=html.escape(name),
+        token=sel["token"],
+        step=sel["step"],
+        position=sel["offset"] + 1,
+        gamma=sel["gamma"],
+    )
     return (
-        f"<div style='font-size:13px'>token #{i} “{html.escape(name)}” (id {sel['token']}) · "
-        f"verify step {sel['step']}, draft position {sel['offset'] + 1} of γ = {sel['gamma']}"
+        f"<div style='font-size:13px'>{where}"
         f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
         f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>"
     )

@@ -36,9 +36,16 @@ from ..figures import (  # noqa: F401  (TUTORIAL_VOCAB, apply_patch, trace_by_me
     trace_by_meta,
     y_top,
 )
+from ..i18n import t
 from .results import FATE_COLORS, FATE_LABELS, FATES  # noqa: F401  (one home for the token fates; re-exported)
 
 OTHER = "other"
+"""The English name of the bucket of every token not shown (`other_label()` is the current language's)."""
+
+
+def other_label() -> str:
+    """The name of the "other" bucket (every token not shown) in the current language."""
+    return t("lmfig.other")
 
 
 def host_array(values, dtype=np.float64) -> np.ndarray:
@@ -92,11 +99,7 @@ def per_position_patch(stats=None, gamma: int = 4) -> dict:
     has_alpha = not math.isnan(alpha)
     theory = [min(alpha, 1.0) ** i for i in xs] if has_alpha else [None] * g
     steps = int(_get(stats, "steps", g))
-    sub = (
-        f"α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i"
-        if has_alpha
-        else "press Generate: bars fill in as the target verifies drafts"
-    )
+    sub = t("lmfig.per_position_sub", alpha=alpha, steps=steps) if has_alpha else t("lmfig.per_position_empty")
     return {
         "data": {
             "unconditional": dict(x=xs, y=_nan_list(uncond)),
@@ -119,23 +122,23 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name="unconditional: accepted / steps",
+        name=t("lmfig.unconditional"),
         meta="unconditional",
         marker=dict(color=PALETTE["overlap"]),
-        hovertemplate="position %{x}: %{y:.3f}<extra></extra>",
+        hovertemplate=t("lmfig.position_hover"),
         **d["unconditional"],
     )
     fig.add_scatter(
-        name="conditional: accepted / reached",
+        name=t("lmfig.conditional"),
         meta="conditional",
         mode="lines+markers",
         line=dict(color=PALETTE["residual"], width=2),
         marker=dict(size=9),
-        hovertemplate="position %{x}: %{y:.3f}<extra></extra>",
+        hovertemplate=t("lmfig.position_hover"),
         **d["conditional"],
     )
     fig.add_scatter(
-        name="theory α^i",
+        name=t("lmfig.theory_power"),
         meta="theory_unconditional",
         mode="markers",
         marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
@@ -152,10 +155,10 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
     )
     base_layout(
         fig,
-        "Acceptance per draft position<br>" + patch["layout"]["title_subtitle_text"],
+        t("lmfig.per_position_title") + "<br>" + patch["layout"]["title_subtitle_text"],
         height=height,
-        xaxis=dict(title="draft position i", dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title="acceptance rate", range=[0, 1.05]),
+        xaxis=dict(title=t("lmfig.draft_position"), dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.acceptance_rate"), range=[0, 1.05]),
     )
     return fig
 
@@ -170,12 +173,15 @@ def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
     theory = np.asarray(_get(stats, "accepted_hist_theory", g), dtype=float)
     alpha = float(_get(stats, "alpha", g))
     if stats is not None and stats.steps:
-        sub = (
-            f"{int(hist.sum())} steps, α = {alpha:.3f}: tokens/step {stats.mean_acceptance_length:.2f} "
-            f"(theory {stats.expected_tokens_per_step:.2f})"
+        sub = t(
+            "lmfig.hist_sub",
+            steps=int(hist.sum()),
+            alpha=alpha,
+            mean=stats.mean_acceptance_length,
+            theory=stats.expected_tokens_per_step,
         )
     else:
-        sub = "theory from α: α^k (1 − α) for k < γ, α^γ at k = γ"
+        sub = t("lmfig.hist_empty")
     return {
         "data": {"accepted_measured": dict(x=xs, y=hist.tolist()), "accepted_theory": dict(x=xs, y=theory.tolist())},
         "layout": {"title_subtitle_text": sub, "xaxis_range": [-0.6, g + 0.6]},
@@ -192,26 +198,26 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name="measured steps",
+        name=t("lmfig.measured_steps"),
         meta="accepted_measured",
         marker=dict(color=PALETTE["empirical"]),
-        hovertemplate="k = %{x}: %{y} steps<extra></extra>",
+        hovertemplate=t("lmfig.hist_hover"),
         **d["accepted_measured"],
     )
     fig.add_scatter(
-        name="theory from α",
+        name=t("lmfig.theory_alpha"),
         meta="accepted_theory",
         mode="markers",
         marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
-        hovertemplate="k = %{x}: %{y:.1f} expected<extra></extra>",
+        hovertemplate=t("lmfig.hist_theory_hover"),
         **d["accepted_theory"],
     )
     base_layout(
         fig,
-        "Accepted drafts per verify step<br>" + patch["layout"]["title_subtitle_text"],
+        t("lmfig.hist_title") + "<br>" + patch["layout"]["title_subtitle_text"],
         height=height,
-        xaxis=dict(title="accepted drafts k", dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title="verify steps", rangemode="tozero"),
+        xaxis=dict(title=t("lmfig.accepted_k"), dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.verify_steps"), rangemode="tozero"),
     )
     return fig
 
@@ -220,6 +226,12 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
 
 
 THROUGHPUT_BARS = ("speculative", "autoregressive")
+"""The two bars of the tokens/s panel (English; `throughput_bars()` gives the current language's names)."""
+
+
+def throughput_bars() -> tuple[str, str]:
+    """The x categories of the tokens/s panel in the current language: (speculative, autoregressive)."""
+    return t("lmfig.speculative"), t("lmfig.autoregressive")
 
 
 def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=float("nan")) -> dict:
@@ -228,18 +240,17 @@ def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=f
 
     s, a, pr = num(spec_tps), num(ar_tps), num(predicted_tps)
     if s and a:
-        sub = f"measured speedup {s / a:.2f}×" + (f" (cost model predicts {pr / a:.2f}×)" if pr else "")
+        sub = t("lmfig.tps_sub", speedup=s / a) + (t("lmfig.tps_predicts", speedup=pr / a) if pr else "")
     elif s:
-        sub = "autoregressive baseline not run yet"
+        sub = t("lmfig.tps_no_ar")
     else:
-        sub = "press Generate"
+        sub = t("lmfig.press_generate")
+    bars = throughput_bars()
     top = max([v for v in (s, a, pr) if v] + [1.0]) * 1.2
     return {
         "data": {
-            "tokens_per_second": dict(
-                x=list(THROUGHPUT_BARS), y=[s, a], text=[f"{v:.0f}" if v else "" for v in (s, a)]
-            ),
-            "predicted_tps": dict(x=["speculative"], y=[pr]),
+            "tokens_per_second": dict(x=list(bars), y=[s, a], text=[f"{v:.0f}" if v else "" for v in (s, a)]),
+            "predicted_tps": dict(x=[bars[0]], y=[pr]),
         },
         "layout": {"title_subtitle_text": sub, "yaxis_range": [0, top]},
     }
@@ -257,27 +268,27 @@ def throughput_figure(
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name="measured tokens/s",
+        name=t("lmfig.tps_measured"),
         meta="tokens_per_second",
         textposition="outside",
         marker=dict(color=[PALETTE["overlap"], PALETTE["p"]]),
-        hovertemplate="%{x}: %{y:.1f} tokens/s<extra></extra>",
+        hovertemplate=t("lmfig.tps_hover"),
         **d["tokens_per_second"],
     )
     fig.add_scatter(
-        name="cost-model prediction",
+        name=t("lmfig.tps_predicted"),
         meta="predicted_tps",
         mode="markers",
         marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
-        hovertemplate="predicted %{y:.1f} tokens/s<extra></extra>",
+        hovertemplate=t("lmfig.tps_predicted_hover"),
         **d["predicted_tps"],
     )
     base_layout(
         fig,
-        "Tokens per second<br>" + patch["layout"]["title_subtitle_text"],
+        t("lmfig.tps_title") + "<br>" + patch["layout"]["title_subtitle_text"],
         height=height,
-        xaxis=dict(title="decoding", type="category"),
-        yaxis=dict(title="generated tokens / s", range=patch["layout"]["yaxis_range"]),
+        xaxis=dict(title=t("lmfig.decoding"), type="category"),
+        yaxis=dict(title=t("lmfig.tps_axis"), range=patch["layout"]["yaxis_range"]),
     )
     return fig
 
@@ -292,7 +303,7 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
     finite = [(v, g) for g, v in zip(gammas, m) if v is not None]
     if finite:
         v, g = max(finite)
-        best = f"best measured γ = {g} ({v:.2f}×)"
+        best = t("lmfig.sweep_best", gamma=g, speedup=v)
     hi = max(8, max(gammas) if gammas else 8)
     top = max([v for v in m + b + pr if v is not None] + [1.5]) * 1.15
     return {
@@ -303,7 +314,7 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
             "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1]),
         },
         "layout": {
-            "title_subtitle_text": best or "press “γ sweep” to run γ = 1..8 on the prompt",
+            "title_subtitle_text": best or t("lmfig.sweep_empty"),
             "yaxis_range": [0, top],
             "xaxis_range": [0.5, hi + 0.5],
         },
@@ -321,32 +332,32 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
     d = patch["data"]
     fig = go.Figure()
     fig.add_scatter(
-        name="measured",
+        name=t("lmfig.measured"),
         meta="sweep_measured",
         mode="lines+markers",
         line=dict(color=PALETTE["empirical"], width=3),
         marker=dict(size=10),
-        hovertemplate="γ = %{x}: %{y:.2f}× measured<extra></extra>",
+        hovertemplate=t("lmfig.sweep_hover_measured"),
         **d["sweep_measured"],
     )
     fig.add_scatter(
-        name="textbook bound",
+        name=t("lmfig.textbook_bound"),
         meta="sweep_bound",
         mode="lines+markers",
         line=dict(color=PALETTE["p"], dash="dot", width=2),
-        hovertemplate="γ = %{x}: bound %{y:.2f}×<extra></extra>",
+        hovertemplate=t("lmfig.sweep_hover_bound"),
         **d["sweep_bound"],
     )
     fig.add_scatter(
-        name="cost model (measured step times)",
+        name=t("lmfig.cost_model"),
         meta="sweep_predicted",
         mode="lines+markers",
         line=dict(color=PALETTE["overlap"], dash="dash", width=2),
-        hovertemplate="γ = %{x}: predicted %{y:.2f}×<extra></extra>",
+        hovertemplate=t("lmfig.sweep_hover_predicted"),
         **d["sweep_predicted"],
     )
     fig.add_scatter(
-        name="no speedup",
+        name=t("lmfig.no_speedup"),
         meta="break_even",
         mode="lines",
         showlegend=False,
@@ -356,10 +367,10 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
     )
     base_layout(
         fig,
-        "Speedup vs γ: measured against theory<br>" + patch["layout"]["title_subtitle_text"],
+        t("lmfig.sweep_title") + "<br>" + patch["layout"]["title_subtitle_text"],
         height=height,
-        xaxis=dict(title="γ (drafted tokens per verify step)", dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title="speedup over autoregressive", range=patch["layout"]["yaxis_range"]),
+        xaxis=dict(title=t("lmfig.sweep_x"), dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.sweep_y"), range=patch["layout"]["yaxis_range"]),
     )
     return fig
 
@@ -388,11 +399,11 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[r.c for r in grid],
         y=[r.speedup for r in grid],
         mode="lines",
-        name="best speed-up over γ",
+        name=t("lmfig.payoff_best"),
         meta="best_speedup",
         line=dict(color=PALETTE["overlap"], width=3),
         customdata=[r.best_gamma for r in grid],
-        hovertemplate="c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>",
+        hovertemplate=t("lmfig.payoff_hover"),
     )
     fig.add_scatter(
         x=[r.c for r in pts],
@@ -400,7 +411,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         mode="markers+text",
         text=text,
         textposition=[where[k] for k in range(len(pts))],
-        name="draft costs compared",
+        name=t("lmfig.payoff_points"),
         meta="payoff_points",
         marker=dict(size=11, color=PALETTE["p"]),
         hovertemplate="c = %{x:.2f}: %{text}<extra></extra>",
@@ -409,7 +420,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[alpha, alpha],
         y=[0, top],
         mode="lines",
-        name="c = α: beyond it no γ pays",
+        name=t("lmfig.payoff_break_even"),
         meta="break_even",
         line=dict(color=PALETTE["reference"], dash="dash", width=2),
         hoverinfo="skip",
@@ -418,7 +429,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[0, 1],
         y=[1, 1],
         mode="lines",
-        name="no speed-up",
+        name=t("lmfig.payoff_no_gain"),
         meta="no_gain",
         showlegend=False,
         line=dict(color="#999", width=1),
@@ -426,11 +437,10 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
     )
     base_layout(
         fig,
-        f"When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
-        "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..%d, against the draft's cost c" % max_gamma,
+        t("lmfig.payoff_title", alpha=alpha, max_gamma=max_gamma),
         height=height,
-        xaxis=dict(title="c = draft step / target step", range=[0, 1]),
-        yaxis=dict(title="speed-up over plain decoding", range=[0, top]),
+        xaxis=dict(title=t("lmfig.payoff_x"), range=[0, 1]),
+        yaxis=dict(title=t("lmfig.payoff_y"), range=[0, top]),
     )
     return fig
 
@@ -453,14 +463,15 @@ def token_label(tokenizer, token_id: int) -> str:
 
 
 def distinct_labels(tokenizer, ids) -> list[str]:
-    """`token_label` of each id, made distinct (an id suffix on collisions, never "other")."""
+    """`token_label` of each id, made distinct (an id suffix on collisions, never "other" in any language)."""
     names = [token_label(tokenizer, i) for i in ids]
+    others = {OTHER, other_label()}
     seen: dict[str, int] = {}
     for n in names:
         seen[n] = seen.get(n, 0) + 1
     out = []
     for i, n in zip(ids, names):
-        if seen[n] > 1 or n == OTHER:
+        if seen[n] > 1 or n in others:
             n = f"{n}·#{int(i)}"
         out.append(n)
     return out
@@ -517,9 +528,7 @@ def position_money_diagram(
     forced to categories (token names such as "1" must not become numbers).
     """
     fig = money_diagram(p_vec, q_vec, vocab=list(names), annotate=annotate)
-    fig.update_xaxes(type="category", title="token (top of p ∪ top of q, then everything else)")
-    if annotate:
-        fig.update_layout(margin=dict(t=150))  # room for the subtitle above the summary box
+    fig.update_xaxes(type="category", title=t("lmfig.token_axis"))  # the money diagram leaves room for its box
     if title:
         fig.update_layout(title_text=title)
     if subtitle:
@@ -536,17 +545,17 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     fig.add_bar(
         x=list(names),
         y=[float(v) for v in p_vec],
-        name="p (target)",
+        name=t("figure.p_target"),
         meta="p",
         marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
         hovertemplate="%{x}: p = %{y:.4f}<extra></extra>",
     )
     base_layout(
         fig,
-        (title or "Target distribution p") + "<br>" + (subtitle or ""),
+        (title or t("lmfig.target_title")) + "<br>" + (subtitle or ""),
         height=480,
-        xaxis=dict(title="token", type="category"),
-        yaxis=dict(title="probability", range=[0, 1.05]),
+        xaxis=dict(title=t("figure.token"), type="category"),
+        yaxis=dict(title=t("figure.probability"), range=[0, 1.05]),
     )
     return fig
 
@@ -574,24 +583,24 @@ def position_money_patch(p_vec, q_vec, names, title: str = "", subtitle: str = "
             },
             "layout": {
                 "yaxis_range": [0, y_top(p)],
-                "annotation_text": "the draft proposed nothing at this position: only p (red outline)",
+                "annotation_text": t("lmfig.p_only"),
             },
         }
-    patch["layout"]["title_text"] = title or "The money diagram of a generated token"
+    patch["layout"]["title_text"] = title or t("lmfig.money_title")
     patch["layout"]["title_subtitle_text"] = subtitle
     return patch
 
 
 # ----------------------------------------------------------------------------- everything in one widget
 
-LIVE_PANELS = {  # panel -> (row, col, axis number, title)
-    "per_position": (1, 1, 1, "Acceptance per draft position"),
-    "accepted_hist": (1, 2, 2, "Accepted drafts per verify step"),
-    "throughput": (2, 1, 3, "Tokens per second"),
-    "sweep": (2, 2, 4, "Speedup vs γ: measured against theory"),
-    "money": (3, 1, 5, "The money diagram of a generated token"),
+LIVE_PANELS = {  # panel -> (row, col, axis number, message of the default title)
+    "per_position": (1, 1, 1, "lmfig.per_position_title"),
+    "accepted_hist": (1, 2, 2, "lmfig.hist_title"),
+    "throughput": (2, 1, 3, "lmfig.tps_title"),
+    "sweep": (2, 2, 4, "lmfig.sweep_title"),
+    "money": (3, 1, 5, "lmfig.money_title"),
 }
-"""The panels of `live_figure`: grid position, axis number (xaxisN / yaxisN) and default title."""
+"""The panels of `live_figure`: grid position, axis number (xaxisN / yaxisN) and the message key of the default title."""
 
 
 def _panel_title(title: str, *lines: str) -> str:
@@ -602,9 +611,7 @@ def _panel_title(title: str, *lines: str) -> str:
 def _placeholder_money_patch() -> dict:
     from ..examples import TUTORIAL_P, TUTORIAL_Q
 
-    return position_money_patch(
-        TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, subtitle="no token selected yet: this is the cat/dog/fish example"
-    )
+    return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, subtitle=t("lmfig.placeholder"))
 
 
 def live_figure(
@@ -632,7 +639,7 @@ def live_figure(
         vertical_spacing=0.16,
         horizontal_spacing=0.09,
         row_heights=[0.3, 0.3, 0.4],
-        subplot_titles=[v[3] for v in LIVE_PANELS.values()],
+        subplot_titles=[t(v[3]) for v in LIVE_PANELS.values()],
     )
     for ann, (panel, (_, _, n, _)) in zip(fig.layout.annotations, LIVE_PANELS.items()):
         x0 = fig.layout[f"xaxis{n if n > 1 else ''}"].domain[0]
@@ -653,9 +660,9 @@ def live_figure(
     for k, (panel, sub) in enumerate(parts.items(), start=1):
         row, col, n, _ = LIVE_PANELS[panel]
         legend = "legend" if k == 1 else f"legend{k}"
-        for t in sub.data:
-            t.update(legend=legend)
-            fig.add_trace(t, row=row, col=col)
+        for tr in sub.data:
+            tr.update(legend=legend)
+            fig.add_trace(tr, row=row, col=col)
         for axis in ("xaxis", "yaxis"):
             props = sub.layout[axis].to_plotly_json()
             props.pop("domain", None), props.pop("anchor", None)
@@ -672,7 +679,7 @@ def live_figure(
     )
     fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#e5e5e5", automargin=True)
     fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#999", automargin=True)
-    fig.update_xaxes(type="category", title_text="token (top of p ∪ top of q, then everything else)", row=3, col=1)
+    fig.update_xaxes(type="category", title_text=t("lmfig.token_axis"), row=3, col=1)
     for k, panel in enumerate(LIVE_PANELS, start=1):  # one legend under each panel
         _, _, n, _ = LIVE_PANELS[panel]
         xd = fig.layout[f"xaxis{n if n > 1 else ''}"].domain
@@ -707,7 +714,7 @@ def apply_live_patch(fig, panel: str, patch: dict) -> None:
     Trace data by meta; "title_text" / "title_subtitle_text" / "annotation_text" become the
     panel's title annotation; "xaxis_range" / "yaxis_range" go to the panel's axes.
     """
-    _, _, n, default_title = LIVE_PANELS[panel]
+    _, _, n, title_key = LIVE_PANELS[panel]
     by_meta = {t.meta: t for t in fig.data}
     for meta, props in patch["data"].items():
         by_meta[meta].update(props)
@@ -718,7 +725,7 @@ def apply_live_patch(fig, panel: str, patch: dict) -> None:
             fig.layout[f"{key}{suffix}"].range = lay[f"{key}_range"]
     if any(k in lay for k in ("title_text", "title_subtitle_text", "annotation_text")):
         text = _panel_title(
-            lay.get("title_text") or default_title, lay.get("title_subtitle_text", ""), lay.get("annotation_text", "")
+            lay.get("title_text") or t(title_key), lay.get("title_subtitle_text", ""), lay.get("annotation_text", "")
         )
         for ann in fig.layout.annotations:
             if ann.name == f"title:{panel}":
@@ -731,6 +738,7 @@ __all__ = [
     "FATE_LABELS",
     "LIVE_PANELS",
     "OTHER",
+    "THROUGHPUT_BARS",
     "accepted_hist_figure",
     "accepted_hist_patch",
     "apply_live_patch",
@@ -740,6 +748,7 @@ __all__ = [
     "distinct_labels",
     "gamma_sweep_figure",
     "host_array",
+    "other_label",
     "payoff_figure",
     "gamma_sweep_patch",
     "per_position_figure",
@@ -747,6 +756,7 @@ __all__ = [
     "position_money_diagram",
     "target_only_figure",
     "throughput_figure",
+    "throughput_bars",
     "throughput_patch",
     "token_label",
     "top_union",

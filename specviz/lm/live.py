@@ -39,6 +39,7 @@ import time
 
 import ipywidgets as W
 
+from ..i18n import t
 from ..widgets import App
 from .closeup import token_closeup
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
@@ -134,7 +135,7 @@ class LiveApp(App):
         self.sweep_button.on_click(lambda _: self.gamma_sweep(blocking=False))
         self.token_selector.observe(lambda ch: self.select_token(ch["new"]), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>Speculative decoding on real models: every token's fate, live</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('live.heading'))}</h3>"),
             *self.controls.rows(),
             self.message,
             *v.widgets(),
@@ -163,7 +164,7 @@ class LiveApp(App):
         """Ask the running job to stop (after the verify step in progress)."""
         self.jobs.stop()
         if self.busy:
-            self.status.value = "<i>stopping…</i>"
+            self.status.value = f"<i>{html.escape(t('live.stopping'))}</i>"
 
     @property
     def current_run(self) -> LiveRun | None:
@@ -197,18 +198,18 @@ class LiveApp(App):
             self.draft_text.value = str(draft)
         if device is not None:
             self.device.value = device
-        t, d = self.target_text.value.strip() or "bundled", self.draft_text.value.strip() or "bundled"
+        tgt, drf = self.target_text.value.strip() or "bundled", self.draft_text.value.strip() or "bundled"
         dev = self.device.value
 
         def job():
-            head = f"loading {html.escape(t)} + {html.escape(d)}"
+            head = html.escape(t("live.loading", target=tgt, draft=drf))
             self.status.value = f"<i>{head}…</i>"
 
             def stage(line):  # one line per loading stage, in the status line (no HF bars in the page)
                 self.status.value = f"<i>{head}: {html.escape(str(line))}…</i>"
 
             try:
-                pair = load_pair(t, d, device=dev, progress=stage, hf_progress=False)
+                pair = load_pair(tgt, drf, device=dev, progress=stage, hf_progress=False)
             finally:
                 self.status.value = ""
             self._set_pair(pair)
@@ -223,7 +224,7 @@ class LiveApp(App):
     def _prepare(self):
         """(pair, prompt ids, engine keyword arguments) from the controls; ValueError saying what is wrong."""
         if self.pair is None:
-            raise ValueError("no model pair loaded: press “Load pair” (bundled, or type a target and a draft)")
+            raise ValueError(t("live.no_pair"))
         return self.pair, prompt_ids_for(self.pair, self.prompt.value), self.controls.settings()
 
     def _start(self, name: str, job, blocking: bool):
@@ -287,7 +288,7 @@ class LiveApp(App):
         return self._start("baseline", self._baseline, blocking)
 
     def _baseline(self, pair, ids, kw):
-        self.status.value = "<i>autoregressive baseline…</i>"
+        self.status.value = f"<i>{html.escape(t('live.baseline_running'))}</i>"
         self.ar_result = autoregressive_generate(pair, ids, on_token=self.jobs.keep_going, **kw)
         self.view.patch(self.view.throughput_patch(self.stats, self.ar_result))
         self.view.show_numbers(self.stats, self.ar_result)
@@ -300,7 +301,7 @@ class LiveApp(App):
                 self.view.render(final=False, ar_result=self.ar_result)
                 self.status.value = status_html(run.partial(), False, run.kw["max_new_tokens"])
             except Exception as e:  # noqa: BLE001
-                self.show_error(f"drawing failed: {type(e).__name__}: {e}")
+                self.show_error(t("live.drawing_failed", error=f"{type(e).__name__}: {e}"))
 
     def _render_final(self) -> None:
         self.view.render(final=True, stats=self.stats, ar_result=self.ar_result)
@@ -352,9 +353,9 @@ class LiveApp(App):
             if data["gammas"]:
                 self.view.show_sweep(data)
             if what == "baseline":
-                self.status.value = f"<i>γ sweep: autoregressive baseline (0/{len(gammas)})…</i>"
+                self.status.value = f"<i>{t('live.sweep_baseline', total=len(gammas))}</i>"
             elif what is not None:
-                self.status.value = f"<i>γ sweep: γ = {what} ({done}/{len(gammas)})…</i>"
+                self.status.value = f"<i>{t('live.sweep_gamma', gamma=what, done=done, total=len(gammas))}</i>"
 
         def job(pair, ids, kw):
             try:
@@ -363,11 +364,9 @@ class LiveApp(App):
                 self.controls.show_progress(None)
             self.sweep_data = data
             ar = data["ar"]
-            self.status.value = (
-                f"<b>γ sweep {'stopped' if data['stopped'] else 'done'}:</b> autoregressive "
-                f"{ar.tokens_per_second:.0f} tokens/s; "
-                + ", ".join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"]))
-            )
+            head = t("live.sweep_stopped") if data["stopped"] else t("live.sweep_done")
+            points = t("live.list_sep").join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"]))
+            self.status.value = f"<b>{head}</b> " + t("live.sweep_summary", tps=ar.tokens_per_second, points=points)
             return data
 
         return self._start("sweep", job, blocking)

@@ -14,6 +14,7 @@ import html
 
 import ipywidgets as W
 
+from ..i18n import t
 from .live_jobs import sampling_settings
 
 LABEL_STYLE = {"description_width": "110px"}
@@ -22,23 +23,39 @@ LABEL_STYLE = {"description_width": "110px"}
 DEVICES = ("auto", "cpu", "cuda")
 
 
+def model_size_text(model) -> str:
+    """A model's name, with its parameter count when it has weights ("gpt2 (0.12 M params)")."""
+    name = str(getattr(model, "name", "?"))
+    mod = getattr(model, "model", None)
+    if mod is None:
+        return name
+    return t("live.model_size", name=name, millions=sum(p.numel() for p in mod.parameters()) / 1e6)
+
+
+def describe_pair_text(pair) -> str:
+    """One line in the current language: both models with their sizes, the vocabulary and the device."""
+    try:
+        return t(
+            "live.pair_desc",
+            target=model_size_text(pair.target),
+            draft=model_size_text(pair.draft),
+            vocab=pair.target.vocab_size,
+            device=getattr(pair, "device", "cpu"),
+        )
+    except Exception:  # noqa: BLE001 - a description must never fail
+        return f"{getattr(pair.target, 'name', '?')} + {getattr(pair.draft, 'name', '?')}"
+
+
 def describe_pair_html(pair) -> str:
     """The pair line: both models, the vocabulary, the device, the context, a hint for a pair without tokenizer."""
-    try:
-        desc = pair.describe()
-    except Exception:  # noqa: BLE001 - a description must never fail
-        desc = f"target {getattr(pair.target, 'name', '?')}, draft {getattr(pair.draft, 'name', '?')}"
+    desc = describe_pair_text(pair)
     dev = getattr(pair, "device", "cpu")
-    tok = (
-        ""
-        if getattr(pair, "tokenizer", None) is not None
-        else " · <i>no tokenizer: type the prompt as token ids, e.g. 0 3 1</i>"
-    )
+    tok = "" if getattr(pair, "tokenizer", None) is not None else f" · <i>{html.escape(t('live.no_tokenizer'))}</i>"
     ctx = context_limit(pair)
-    ctx_txt = f" · context {ctx} tokens (prompt + new tokens + γ must fit)" if ctx else ""
+    ctx_txt = t("live.pair_context", ctx=ctx) if ctx else ""
     return (
-        f"<div style='font-size:13px'><b>pair:</b> {html.escape(desc)} · "
-        f"<b>device:</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
+        f"<div style='font-size:13px'><b>{html.escape(t('live.pair_line'))}</b> {html.escape(desc)} · "
+        f"<b>{html.escape(t('live.device_line'))}</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
         f"{html.escape(ctx_txt)}{tok}</div>"
     )
 
@@ -95,35 +112,35 @@ class LiveControls:
         ar_baseline: bool = True,
     ):
         lab = LABEL_STYLE
-        box = dict(placeholder="bundled, a folder, a .gguf file or a hub id", style=lab, layout=W.Layout(width="360px"))
-        self.target_text = W.Text(value=str(target), description="target", **box)
-        self.draft_text = W.Text(value=str(draft), description="draft", **box)
+        box = dict(placeholder=t("live.model_box"), style=lab, layout=W.Layout(width="360px"))
+        self.target_text = W.Text(value=str(target), description=t("live.target"), **box)
+        self.draft_text = W.Text(value=str(draft), description=t("live.draft"), **box)
         self.device = W.Dropdown(
-            options=list(DEVICES),
+            options=[(t("live.device_auto") if d == "auto" else d, d) for d in DEVICES],
             value=device if device in DEVICES else "auto",
-            description="device",
+            description=t("live.device"),
             layout=W.Layout(width="180px"),
             style={"description_width": "50px"},
         )
         self.load_button = W.Button(
-            description="Load pair",
+            description=t("live.load"),
             layout=W.Layout(width="110px"),
-            tooltip="load the target and draft models named on the left",
+            tooltip=t("live.load_tip"),
         )
-        self.pair_info = W.HTML("<i>no pair loaded</i>")
+        self.pair_info = W.HTML(f"<i>{html.escape(t('live.no_pair_loaded'))}</i>")
         self.pair_info.add_class("specviz-pair-info")
         self.prompt = W.Textarea(
-            value=prompt, description="prompt", style=lab, layout=W.Layout(width="640px", height="70px")
+            value=prompt, description=t("live.prompt"), style=lab, layout=W.Layout(width="640px", height="70px")
         )
         self.gamma = W.IntSlider(
-            value=int(gamma), min=1, max=8, description="γ (drafts/step)", style=lab, continuous_update=False
+            value=int(gamma), min=1, max=8, description=t("live.gamma"), style=lab, continuous_update=False
         )
         self.temperature = W.FloatSlider(
             value=float(temperature),
             min=0.0,
             max=2.0,
             step=0.05,
-            description="temperature",
+            description=t("live.temperature"),
             style=lab,
             continuous_update=False,
         )
@@ -131,7 +148,7 @@ class LiveControls:
             value=int(top_k or 0),
             min=0,
             max=10_000_000,
-            description="top-k (0 = off)",
+            description=t("live.top_k"),
             style=lab,
             layout=W.Layout(width="230px"),
         )
@@ -140,7 +157,7 @@ class LiveControls:
             min=0.05,
             max=1.0,
             step=0.01,
-            description="top-p (1 = off)",
+            description=t("live.top_p"),
             style=lab,
             continuous_update=False,
         )
@@ -148,34 +165,36 @@ class LiveControls:
             value=int(max_new_tokens),
             min=1,
             max=4096,
-            description="max new tokens",
+            description=t("live.max_new_tokens"),
             style=lab,
             layout=W.Layout(width="230px"),
         )
-        self.seed = W.IntText(value=int(seed), description="seed", style=lab, layout=W.Layout(width="230px"))
+        self.seed = W.IntText(value=int(seed), description=t("live.seed"), style=lab, layout=W.Layout(width="230px"))
         self.ar_checkbox = W.Checkbox(
             value=bool(ar_baseline),
-            description="autoregressive baseline after each run",
+            description=t("live.ar_checkbox"),
             indent=False,
             layout=W.Layout(width="320px"),
         )
-        self.generate_button = W.Button(description="Generate", button_style="primary", layout=W.Layout(width="110px"))
+        self.generate_button = W.Button(
+            description=t("live.generate"), button_style="primary", layout=W.Layout(width="110px")
+        )
         self.stop_button = W.Button(
-            description="Stop",
+            description=t("live.stop"),
             button_style="danger",
             disabled=True,
             layout=W.Layout(width="80px"),
-            tooltip="stop after the current verify step",
+            tooltip=t("live.stop_tip"),
         )
         self.baseline_button = W.Button(
-            description="AR baseline",
+            description=t("live.baseline"),
             layout=W.Layout(width="120px"),
-            tooltip="plain autoregressive sampling from the target, same settings",
+            tooltip=t("live.baseline_tip"),
         )
         self.sweep_button = W.Button(
-            description="γ sweep",
+            description=t("live.sweep"),
             layout=W.Layout(width="100px"),
-            tooltip="run γ = 1..8 on the prompt; plot measured speedup vs theory",
+            tooltip=t("live.sweep_tip"),
         )
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
         self.progress.add_class("specviz-live-progress")
@@ -231,4 +250,12 @@ class LiveControls:
         )
 
 
-__all__ = ["DEVICES", "LABEL_STYLE", "LiveControls", "context_limit", "describe_pair_html"]
+__all__ = [
+    "DEVICES",
+    "LABEL_STYLE",
+    "LiveControls",
+    "context_limit",
+    "describe_pair_html",
+    "describe_pair_text",
+    "model_size_text",
+]

@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..i18n import t
 from ..standardize import Sampling
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .live_render import PieceDecoder
@@ -28,6 +29,15 @@ from .stats import spec_stats
 
 GAMMAS = tuple(range(1, 9))
 """The γ values of the live view's sweep."""
+
+JOB_KEYS = {
+    "load": "live.job_load",
+    "generate": "live.job_generate",
+    "baseline": "live.job_baseline",
+    "sweep": "live.job_sweep",
+    "polling": "live.job_polling",
+}
+"""The message naming each job in the "busy" error (other job names are shown as they are)."""
 
 
 class JobRunner:
@@ -58,7 +68,8 @@ class JobRunner:
     def start(self, name: str, fn, blocking: bool):
         """Run fn() in a background thread (joined when blocking: then fn's value, else None)."""
         if self.current is not None:
-            self.on_error(f"busy ({self.current}): wait for it or press Stop first")
+            job = t(JOB_KEYS[self.current]) if self.current in JOB_KEYS else self.current
+            self.on_error(t("live.busy", job=job))
             return None
         self.current = name
         self.stop_event.clear()
@@ -77,19 +88,19 @@ class JobRunner:
                 self.current = None
                 self.on_busy(False)
 
-        t = threading.Thread(target=target, name=f"specviz-live-{name}", daemon=True)
-        self.thread = t
-        t.start()
+        thread = threading.Thread(target=target, name=f"specviz-live-{name}", daemon=True)
+        self.thread = thread
+        thread.start()
         if blocking:
-            t.join()
+            thread.join()
             return box.get("value")
         return None
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job; True when nothing is running any more."""
-        t = self.thread
-        if t is not None:
-            t.join(timeout)
+        thread = self.thread
+        if thread is not None:
+            thread.join(timeout)
         return not self.busy
 
     def stop(self) -> None:
@@ -131,23 +142,21 @@ def prompt_ids_for(pair, text: str) -> list:
     if tok is None:
         parts = text.replace(",", " ").split()
         if not parts:
-            raise ValueError("the prompt is empty: this pair has no tokenizer, type token ids such as 0 3 1")
+            raise ValueError(t("live.prompt_empty_ids"))
         try:
             ids = [int(s) for s in parts]
         except ValueError:
-            raise ValueError(
-                f"this pair has no tokenizer: type the prompt as token ids (e.g. 0 3 1), not {text[:40]!r}"
-            ) from None
+            raise ValueError(t("live.prompt_not_ids", text=text[:40])) from None
     else:
         if not text:
-            raise ValueError("the prompt is empty: type at least one character")
+            raise ValueError(t("live.prompt_empty"))
         ids = list(tok.encode(text, add_special_tokens=False))
         if not ids:
-            raise ValueError("the prompt is empty after tokenization: type some text")
+            raise ValueError(t("live.prompt_empty_tokens"))
     V = pair.target.vocab_size
     bad = [i for i in ids if not 0 <= i < V]
     if bad:
-        raise ValueError(f"prompt token id {bad[0]} is outside the vocabulary of {V} tokens")
+        raise ValueError(t("live.prompt_outside", token=bad[0], vocab=V))
     return ids
 
 
@@ -192,7 +201,7 @@ def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on
     progress(0, total, "baseline", data)
     ar = autoregressive_generate(pair, ids, on_token=keep_going, **kw)
     if not ar.new_ids or ar.seconds <= 0:
-        raise ValueError("the autoregressive baseline produced no tokens")
+        raise ValueError(t("live.baseline_empty"))
     data["ar"] = ar
     t_t = ar.seconds / len(ar.new_ids)
     for k, g in enumerate(gammas, start=1):
@@ -212,4 +221,13 @@ def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on
     return data
 
 
-__all__ = ["GAMMAS", "JobRunner", "LiveRun", "gamma_sweep_run", "prompt_ids_for", "sampling_settings", "warm_up"]
+__all__ = [
+    "GAMMAS",
+    "JOB_KEYS",
+    "JobRunner",
+    "LiveRun",
+    "gamma_sweep_run",
+    "prompt_ids_for",
+    "sampling_settings",
+    "warm_up",
+]

@@ -18,6 +18,7 @@ import html
 import math
 
 from ..htmlkit import html_table  # noqa: F401  (re-exported for the live view)
+from ..i18n import t
 from .results import FATE_COLORS, FATE_LABELS
 
 DIM_STYLE = "color:#57606a"
@@ -150,7 +151,8 @@ def legend_html() -> str:
         f"padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>"
         for f in ("accepted", "resampled", "bonus")
     )
-    return f"<div style='font-size:12px;margin:2px 0'>{items} <span style='{DIM_STYLE}'>· grey: the prompt</span></div>"
+    prompt = html.escape(t("live.legend_prompt"))
+    return f"<div style='font-size:12px;margin:2px 0'>{items} <span style='{DIM_STYLE}'>{prompt}</span></div>"
 
 
 def fates_html(result, tokenizer=None, legend: bool = True) -> str:
@@ -180,33 +182,27 @@ def cost_ratio(stats, ar_result) -> float | None:
 def stats_table_html(stats, ar_result=None) -> str:
     """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas."""
     if stats is None or not stats.steps:
-        return f"<i style='{DIM_STYLE}'>statistics appear here while generating</i>"
+        return f"<i style='{DIM_STYLE}'>{html.escape(t('live.stats_empty'))}</i>"
     t_t = target_token_seconds(ar_result)
     ar_tps = ar_result.tokens_per_second if ar_result is not None else None
     c = cost_ratio(stats, ar_result)
     rows = [
-        ["γ · verify steps · tokens", f"{stats.gamma} · {stats.steps} · {stats.generated}"],
-        ["draft acceptance rate (accepted / drafted)", fmt_number(stats.acceptance_rate)],
-        ["α = mean Σ min(p, q) over verified positions", fmt_number(stats.alpha)],
-        ["tokens per verify step: measured", fmt_number(stats.mean_acceptance_length)],
-        ["tokens per verify step: theory (1 − α^(γ+1)) / (1 − α)", fmt_number(stats.expected_tokens_per_step)],
-        ["speculative tokens/s", fmt_number(stats.tokens_per_second, ".1f")],
-        ["autoregressive tokens/s", fmt_number(ar_tps, ".1f")],
-        ["measured speedup", fmt_number(stats.tokens_per_second / ar_tps if ar_tps else None, ".2f", "×")],
-        ["cost ratio c = draft token / target token", fmt_number(c)],
-        ["textbook bound at c", fmt_number(stats.bound(c) if c is not None else None, ".2f", "×")],
-        ["cost-model prediction", fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
-        ["suggested γ (cost model)", str(stats.suggested_gamma(t_t)) if t_t else "—"],
+        [t("live.stats_counts"), f"{stats.gamma} · {stats.steps} · {stats.generated}"],
+        [t("live.stats_rate"), fmt_number(stats.acceptance_rate)],
+        [t("live.stats_alpha"), fmt_number(stats.alpha)],
+        [t("live.stats_tokens_measured"), fmt_number(stats.mean_acceptance_length)],
+        [t("live.stats_tokens_theory"), fmt_number(stats.expected_tokens_per_step)],
+        [t("live.stats_spec_tps"), fmt_number(stats.tokens_per_second, ".1f")],
+        [t("live.stats_ar_tps"), fmt_number(ar_tps, ".1f")],
+        [t("live.stats_speedup"), fmt_number(stats.tokens_per_second / ar_tps if ar_tps else None, ".2f", "×")],
+        [t("live.stats_cost"), fmt_number(c)],
+        [t("live.stats_bound"), fmt_number(stats.bound(c) if c is not None else None, ".2f", "×")],
+        [t("live.stats_predicted"), fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
+        [t("live.stats_gamma"), str(stats.suggested_gamma(t_t)) if t_t else "—"],
     ]
-    note = (
-        ""
-        if t_t
-        else (
-            f"<div style='{DIM_STYLE};font-size:12px'>run the autoregressive baseline for "
-            "tokens/s, c and the speedup predictions</div>"
-        )
-    )
-    return "<div style='padding:8px'><b>This run vs theory</b>" + html_table(rows) + note + "</div>"
+    note = "" if t_t else f"<div style='{DIM_STYLE};font-size:12px'>{html.escape(t('live.stats_note'))}</div>"
+    title = html.escape(t("live.stats_title"))
+    return f"<div style='padding:8px'><b>{title}</b>" + html_table(rows) + note + "</div>"
 
 
 def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None) -> str:
@@ -216,11 +212,11 @@ def status_html(result, final: bool, max_new_tokens: int | None = None, ar_resul
     n, steps = len(result.new_ids), len(result.steps)
     tps = fmt_number(result.tokens_per_second, ".0f")
     if not final:
-        return f"<i>generating… {n}/{max_new_tokens} tokens, {steps} verify steps, {tps} tokens/s</i>"
-    what = "stopped" if result.stopped else "done"
-    text = f"<b>{what}:</b> {n} tokens in {steps} verify steps, {result.seconds:.2f} s ({tps} tokens/s)"
+        return f"<i>{t('live.status_generating', n=n, max=max_new_tokens, steps=steps, tps=tps)}</i>"
+    what = t("live.status_stopped") if result.stopped else t("live.status_done")
+    text = f"<b>{what}</b> " + t("live.status_final", n=n, steps=steps, seconds=result.seconds, tps=tps)
     if ar_result is not None:
-        text += f" · autoregressive {fmt_number(ar_result.tokens_per_second, '.0f')} tokens/s"
+        text += t("live.status_ar", tps=fmt_number(ar_result.tokens_per_second, ".0f"))
     return text
 
 

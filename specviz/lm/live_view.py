@@ -22,6 +22,7 @@ import time
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from ..i18n import t
 from ..widgets.figure_sync import responsive
 from . import figures as LF
 from .closeup import closeup_info_html, default_token, token_closeup
@@ -69,13 +70,13 @@ class LiveView:
             value=0,
             min=0,
             max=0,
-            description="token #",
+            description=t("live.token_number"),
             disabled=True,
             style=lab,
             continuous_update=False,
             layout=W.Layout(width="520px"),
         )
-        self.token_info = W.HTML("<i>generate some text, then pick a token to see its p and q</i>")
+        self.token_info = W.HTML(f"<i>{html.escape(t('live.pick_hint'))}</i>")
         # ONE FigureWidget for all plots (see the module notes)
         self.figure = responsive(go.FigureWidget(LF.live_figure(None, int(gamma))))  # fills the page width
         self.figure.add_class("specviz-live-figure")
@@ -88,7 +89,7 @@ class LiveView:
             self.text_html,
             self.stats_html,
             self.payoff_html,
-            W.HTML("<b>One token up close</b> (the money diagram at the bottom): pick a generated token"),
+            W.HTML(f"<b>{html.escape(t('live.closeup_heading'))}</b> {html.escape(t('live.closeup_hint'))}"),
             self.token_selector,
             self.token_info,
             self.figure,
@@ -104,7 +105,7 @@ class LiveView:
         self.text_html.value = text_box(self.prompt_html())
         self.token_selector.disabled = True
         self.token_selector.max = 0
-        self.token_info.value = "<i>generating…</i>"
+        self.token_info.value = f"<i>{html.escape(t('live.generating'))}</i>"
         self.patch(*self.plot_patches(None, run.gamma), self.throughput_patch(None, ar_result))
         self.show_numbers(None, None)
 
@@ -185,16 +186,13 @@ class LiveView:
         if stats is not None and stats.steps and math.isfinite(stats.alpha):
             c = cost_ratio(stats, ar_result)
             if c is None:
-                lines = [f"when does this pay? only while the draft's cost c < α = {stats.alpha:.2f}"]
+                lines = [t("live.pay_only", alpha=stats.alpha)]
             else:
-                lines = [
-                    f"when does this pay? c = {c:.2f} {'<' if c < stats.alpha else '≥'} α = {stats.alpha:.2f} "
-                    f"({'cheap enough' if c < stats.alpha else 'too costly'}: need c < α)"
-                ]
+                cheap = c < stats.alpha
+                verdict = t("live.cheap_enough") if cheap else t("live.too_costly")
+                lines = [t("live.pay_here", c=c, op="<" if cheap else "≥", alpha=stats.alpha, verdict=verdict)]
                 if math.isfinite(stats.verify_step_s):
-                    lines.append(
-                        f"verify step = {stats.verify_step_s / t_t:.2f} target steps (need ≈ 1: a memory-bound target)"
-                    )
+                    lines.append(t("live.verify_cost", ratio=stats.verify_step_s / t_t))
             patch["layout"]["annotation_text"] = "<br>".join(lines)
         return ("throughput", patch)
 
@@ -209,8 +207,7 @@ class LiveView:
         text = payoff_sentence(min(max(stats.alpha, 0.0), 1.0), c, verify=verify)
         self.payoff_html.value = (
             f"<div style='font-size:13px;padding:0 8px'>{html.escape(text)} "
-            f"<span style='{DIM_STYLE}'>(Leviathan et al. 2023, arXiv:2211.17192, Corollary 3.9)"
-            "</span></div>"
+            f"<span style='{DIM_STYLE}'>{html.escape(t('live.payoff_source'))}</span></div>"
         )
 
     def show_sweep(self, data) -> None:
@@ -227,9 +224,9 @@ class LiveView:
         """Show generated token i's real p and q (top tokens + "other") as a money diagram; ValueError if none."""
         run = self.run
         if run is None or not self.pieces:
-            raise ValueError("generate some text first, then pick a token")
+            raise ValueError(t("live.generate_first"))
         if not 0 <= i < len(self.pieces):
-            raise ValueError(f"token #{i} is outside the {len(self.pieces)} generated tokens")
+            raise ValueError(t("live.token_outside", i=i, n=len(self.pieces)))
         kw = run.kw
         sel = token_closeup(run.pair, run.partial(), i, kw["temperature"], kw["top_k"], kw["top_p"])
         self.patch(("money", sel["patch"]))

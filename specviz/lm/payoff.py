@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from ..checks import integer, real
 from ..gamma import best_gamma, speedup
+from ..i18n import t
 
 DEFAULT_COSTS = (0.05, 0.25, 0.5)
 """Draft costs c compared by default: a cheap draft, a moderate one, a GPU-overhead-bound tiny one."""
@@ -72,30 +73,26 @@ def payoff_table(alpha, cs=DEFAULT_COSTS, max_gamma: int = 16) -> list[PayoffRow
 
 def _gain(row: PayoffRow) -> str:
     if not row.best_gamma:
-        return "no gain (best γ = 0: don't speculate)"
-    return f"{row.speedup:.2f}× (best γ = {row.best_gamma})"
+        return t("live.payoff_no_gain")
+    return t("live.payoff_gain", speedup=row.speedup, gamma=row.best_gamma)
 
 
 def payoff_sentence(alpha, c=None, cs=DEFAULT_COSTS, max_gamma: int = 16, verify=None) -> str:
-    """One plain-text paragraph: when speculation pays at α, for this run's c (if measured) and for the costs `cs`.
+    """One plain-text paragraph (current language): when speculation pays at α, for this run's c and the costs `cs`.
 
     `verify`: a verify step's measured time in target steps (the bound assumes about 1).
     """
     a = _check_alpha(alpha)
-    text = "When does this pay? Only while the draft's cost ratio c < α. "
+    text = t("live.payoff_intro")
     if c is not None:
         here = payoff_table(a, [c], max_gamma)[0]
-        text += f"Here α = {a:.2f}, c = {here.c:.2f} → {_gain(here)}."
+        text += t("live.payoff_here", alpha=a, c=here.c, gain=_gain(here))
     else:
-        text += f"Here α = {a:.2f}; c needs the autoregressive baseline."
-    others = ", ".join(f"c = {r.c:.2f} → {_gain(r)}" for r in payoff_table(a, cs, max_gamma))
-    text += f" At this α, {others}." if others else ""
+        text += t("live.payoff_no_c", alpha=a)
+    others = t("live.list_sep").join(f"c = {r.c:.2f} → {_gain(r)}" for r in payoff_table(a, cs, max_gamma))
+    text += t("live.payoff_others", others=others) if others else ""
     if verify is not None:
-        v = _check_cost(verify)
-        text += (
-            f" These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
-            f"{v:.2f}, which is ≈ 1 only for a memory-bound target."
-        )
+        text += t("live.payoff_verify", verify=_check_cost(verify))
     return text
 
 

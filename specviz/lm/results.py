@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from ..i18n import t
 
 FATES = ("accepted", "resampled", "bonus", "target")
 FATE_COLORS = {
@@ -22,12 +25,30 @@ FATE_COLORS = {
     "target": "#d62728",  # red: a plain draw from the target (autoregressive / γ = 0)
 }
 """Colour of each token fate, matching the money diagram (blue overlap, green residual)."""
-FATE_LABELS = {
-    "accepted": "accepted draft",
-    "resampled": "resampled after a rejection",
-    "bonus": "bonus token (all γ drafts accepted)",
-    "target": "plain target draw",
+FATE_KEYS = {
+    "accepted": "live.fate_accepted",
+    "resampled": "live.fate_resampled",
+    "bonus": "live.fate_bonus",
+    "target": "live.fate_target",
 }
+"""The message (specviz.messages) naming each token fate."""
+
+
+class _FateLabels(Mapping):
+    """FATE_LABELS[fate]: the fate's name in the current language (read at each lookup)."""
+
+    def __getitem__(self, fate: str) -> str:
+        return t(FATE_KEYS[fate])
+
+    def __iter__(self):
+        return iter(FATE_KEYS)
+
+    def __len__(self) -> int:
+        return len(FATE_KEYS)
+
+
+FATE_LABELS = _FateLabels()
+"""The name of each token fate, e.g. FATE_LABELS["accepted"] == "accepted draft" in English."""
 
 
 @dataclass

@@ -27,13 +27,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..htmlkit import html_table
+from ..i18n import t
 from ..widgets import App
 from . import figures as LF
 from .live_jobs import JobRunner
 from .live_render import DIM_STYLE, fmt_number
 from .vllm import DEFAULT_TIMEOUT_S, SpecCounters, metrics_url, read_vllm_metrics, watch_vllm
 
-PANELS = {"per_position": (1, "Acceptance per draft position"), "accepted_hist": (2, "Accepted drafts per verify step")}
+PANELS = {"per_position": (1, "lmfig.per_position_title"), "accepted_hist": (2, "lmfig.hist_title")}
+"""The two panels of `acceptance_figure`: column and the message key of the title."""
 
 
 def acceptance_patches(stats=None, gamma: int = 4) -> dict:
@@ -48,7 +50,7 @@ def apply_acceptance_patches(fig, patches: dict) -> None:
     """Apply `acceptance_patches` to an `acceptance_figure` (trace data by meta, panel titles, x ranges)."""
     by_meta = {t.meta: t for t in fig.data}
     for panel, patch in patches.items():
-        col, title = PANELS[panel]
+        col, title_key = PANELS[panel]
         for meta, props in patch["data"].items():
             by_meta[meta].update(props)
         lay = patch.get("layout", {})
@@ -56,14 +58,14 @@ def apply_acceptance_patches(fig, patches: dict) -> None:
         for ann in fig.layout.annotations:
             if ann.name == f"title:{panel}":
                 sub = lay.get("title_subtitle_text", "")
-                ann.text = f"<b>{title}</b>" + (
+                ann.text = f"<b>{html.escape(t(title_key))}</b>" + (
                     f"<br><span style='font-size:11px'>{html.escape(sub)}</span>" if sub else ""
                 )
 
 
 def acceptance_figure(stats=None, gamma: int = 4, height: int = 420) -> go.Figure:
     """Per-position acceptance and the accepted-length histogram side by side (one figure, one widget)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[t for _, t in PANELS.values()])
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[t(key) for _, key in PANELS.values()])
     for ann, panel in zip(fig.layout.annotations, PANELS):
         ann.update(name=f"title:{panel}", xanchor="left", align="left", yanchor="bottom")
         ann.x = fig.layout[f"xaxis{'' if PANELS[panel][0] == 1 else 2}"].domain[0]
@@ -73,9 +75,9 @@ def acceptance_figure(stats=None, gamma: int = 4, height: int = 420) -> go.Figur
     }
     for k, (panel, sub) in enumerate(parts.items(), start=1):
         col = PANELS[panel][0]
-        for t in sub.data:
-            t.update(legend="legend" if k == 1 else "legend2")
-            fig.add_trace(t, row=1, col=col)
+        for tr in sub.data:
+            tr.update(legend="legend" if k == 1 else "legend2")
+            fig.add_trace(tr, row=1, col=col)
         for axis in ("xaxis", "yaxis"):
             props = sub.layout[axis].to_plotly_json()
             props.pop("domain", None), props.pop("anchor", None)
@@ -98,22 +100,20 @@ def acceptance_figure(stats=None, gamma: int = 4, height: int = 420) -> go.Figur
 def counters_table_html(c: SpecCounters | None) -> str:
     """vLLM's figures of one reading or interval as a table (what `specviz vllm-stats` prints)."""
     if c is None:
-        return f"<i style='{DIM_STYLE}'>press Read once or Start polling</i>"
-    what = f"last {c.seconds:.1f} s" if c.seconds else "totals since the server started"
+        return f"<i style='{DIM_STYLE}'>{html.escape(t('vllm.table_empty'))}</i>"
+    what = t("vllm.last_seconds", seconds=c.seconds) if c.seconds else t("vllm.totals")
     rows = [
-        ["server · engines", f"{html.escape(c.url)} · {len(c.engines) or 1}"],
-        ["counts over", what + (" (the server restarted)" if c.restarted else "")],
-        ["drafts · draft tokens · accepted", f"{int(c.drafts)} · {int(c.draft_tokens)} · {int(c.accepted)}"],
-        ["acceptance rate = accepted / draft tokens", fmt_number(c.acceptance_rate)],
-        ["mean acceptance length = 1 + accepted / drafts", fmt_number(c.mean_acceptance_length, ".2f")],
-        [
-            "per-position acceptance = accepted at i / drafts",
-            ", ".join(fmt_number(v) for v in c.per_position_acceptance),
-        ],
-        ["α implied by the mean acceptance length", fmt_number(c.implied_alpha)],
-        ["accepted tokens/s", fmt_number(c.accepted / c.seconds if c.seconds else None, ".1f")],
+        [t("vllm.row_server"), f"{html.escape(c.url)} · {len(c.engines) or 1}"],
+        [t("vllm.row_over"), what + (t("vllm.restarted") if c.restarted else "")],
+        [t("vllm.row_counts"), f"{int(c.drafts)} · {int(c.draft_tokens)} · {int(c.accepted)}"],
+        [t("vllm.row_rate"), fmt_number(c.acceptance_rate)],
+        [t("vllm.row_length"), fmt_number(c.mean_acceptance_length, ".2f")],
+        [t("vllm.row_per_position"), ", ".join(fmt_number(v) for v in c.per_position_acceptance)],
+        [t("vllm.row_alpha"), fmt_number(c.implied_alpha)],
+        [t("vllm.row_tps"), fmt_number(c.accepted / c.seconds if c.seconds else None, ".1f")],
     ]
-    return "<div style='padding:8px'><b>vLLM's speculative-decoding counters</b>" + html_table(rows) + "</div>"
+    title = html.escape(t("vllm.table_title"))
+    return f"<div style='padding:8px'><b>{title}</b>" + html_table(rows) + "</div>"
 
 
 class VLLMLiveApp(App):
@@ -140,19 +140,19 @@ class VLLMLiveApp(App):
         self.history: list[SpecCounters] = []
         self.lock = threading.RLock()
         lab = {"description_width": "90px"}
-        self.url = W.Text(value=str(source), description="vLLM server", style=lab, layout=W.Layout(width="420px"))
+        self.url = W.Text(value=str(source), description=t("vllm.server"), style=lab, layout=W.Layout(width="420px"))
         self.interval = W.BoundedFloatText(
             value=float(interval_s),
             min=0.01,
             max=3600.0,
             step=1.0,
-            description="every (s)",
+            description=t("vllm.every"),
             style=lab,
             layout=W.Layout(width="190px"),
         )
-        self.read_button = W.Button(description="Read once", icon="download")
-        self.start_button = W.Button(description="Start polling", button_style="primary", icon="play")
-        self.stop_button = W.Button(description="Stop", icon="stop", disabled=True)
+        self.read_button = W.Button(description=t("vllm.read_once"), icon="download")
+        self.start_button = W.Button(description=t("vllm.start"), button_style="primary", icon="play")
+        self.stop_button = W.Button(description=t("live.stop"), icon="stop", disabled=True)
         self.status = W.HTML("")
         self.stats_html = W.HTML(counters_table_html(None))
         self.figure = go.FigureWidget(acceptance_figure(None, int(gamma)))
@@ -163,7 +163,7 @@ class VLLMLiveApp(App):
         self.stop_button.on_click(lambda _: self.stop())
         self.url.observe(lambda _: self._forget(), names="value")
         self.children = [
-            W.HTML("<h3 style='margin:4px 0'>A vLLM server's speculative decoding, live</h3>"),
+            W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('vllm.heading'))}</h3>"),
             W.HBox([self.url, self.interval]),
             W.HBox([self.read_button, self.start_button, self.stop_button]),
             self.message,
@@ -212,8 +212,8 @@ class VLLMLiveApp(App):
                 apply_acceptance_patches(self.figure, acceptance_patches(stats, max(stats.gamma, 1)))
             self.stats_html.value = counters_table_html(counters)
             stamp = time.strftime("%H:%M:%S")
-            what = f"the last {counters.seconds:.1f} s" if counters.seconds else "totals since the server started"
-            self.status.value = f"<i>read {html.escape(counters.url)} at {stamp}: {what}</i>"
+            what = t("vllm.the_last_seconds", seconds=counters.seconds) if counters.seconds else t("vllm.totals")
+            self.status.value = f"<i>{html.escape(t('vllm.status', url=counters.url, stamp=stamp, what=what))}</i>"
 
     def _take(self, reading: SpecCounters) -> SpecCounters:
         """Record a reading; return what to draw (the interval since the previous reading, if any)."""
