@@ -20,6 +20,7 @@ import html
 import numpy as np
 import torch
 
+from ..figures import text_colour
 from ..i18n import t
 from ..standardize import Sampling
 from . import figures as LF
@@ -164,7 +165,7 @@ def closeup_info_html(sel: dict, tokenizer=None) -> str:
     )
     return (
         f"<div style='font-size:13px'>{where}"
-        f" · <b style='color:{LF.FATE_COLORS[fate]}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
+        f" · <b style='color:{text_colour(LF.FATE_COLORS[fate])}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
         f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>"
     )
 

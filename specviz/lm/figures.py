@@ -33,6 +33,7 @@ from ..figures import (  # noqa: F401  (TUTORIAL_VOCAB, apply_patch, trace_by_me
     base_layout,
     money_diagram,
     money_diagram_patch,
+    rgba,
     trace_by_meta,
     y_top,
 )
@@ -547,7 +548,7 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
         y=[float(v) for v in p_vec],
         name=t("figure.p_target"),
         meta="p",
-        marker=dict(color="rgba(214,39,40,0.15)", line=dict(color=PALETTE["p"], width=3)),
+        marker=dict(color=rgba(PALETTE["p"], 0.15), line=dict(color=PALETTE["p"], width=3)),
         hovertemplate="%{x}: p = %{y:.4f}<extra></extra>",
     )
     base_layout(

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from ..i18n import t
 
 FATES = ("accepted", "resampled", "bonus", "target")
-FATE_COLORS = {
-    "accepted": "#1f77b4",  # blue: a draft token the target kept (the min(p, q) part)
-    "resampled": "#2ca02c",  # green: drawn from (p - q)+ after a rejection
-    "bonus": "#e377c2",  # pink: the extra token from p when all γ drafts pass
-    "target": "#d62728",  # red: a plain draw from the target (autoregressive / γ = 0)
+FATE_COLORS = {  # Okabe & Ito's colour-blind-safe set, as specviz.figures.PALETTE
+    "accepted": "#0072B2",  # blue: a draft token the target kept (the min(p, q) part)
+    "resampled": "#009E73",  # bluish green: drawn from (p - q)+ after a rejection
+    "bonus": "#CC79A7",  # reddish purple: the extra token from p when all γ drafts pass
+    "target": "#D55E00",  # vermillion: a plain draw from the target (autoregressive / γ = 0)
 }
-"""Colour of each token fate, matching the money diagram (blue overlap, green residual)."""
+"""Colour of each token fate, matching the money diagram (blue overlap, green residual); labels say it too."""
 FATE_KEYS = {
     "accepted": "live.fate_accepted",
     "resampled": "live.fate_resampled",
