@@ -33,7 +33,6 @@ from .coupling import coupling_acceptances, coupling_figure
 from .draft_tree import STATUS_STYLE, draft_tree_figure, tree_layout
 from .empirical import DEFAULT_NS, convergence_figure, empirical_figure, monte_carlo_figure, tv_reference_constant
 from .export import export_figure, find_browser
-from .static import DEFAULT_WIDTH, StaticImageRenderer, figure_png, png_data_uri, static_image_problem
 from .gamma_steps import (
     DEFAULT_ALPHAS,
     accepted_length_figure,
@@ -48,6 +47,7 @@ from .numerics import numerics_figure
 from .pitfalls import rule_description, rule_figure, rules_figure, tradeoff_figure
 from .sampling import acceptance_figure, importance_figure, rejection_figure
 from .standardization import standardization_figure
+from .static import DEFAULT_WIDTH, StaticImageRenderer, figure_png, png_data_uri, static_image_problem
 from .style import (
     COLORWAY,
     LOSSLESS_SERIES,
