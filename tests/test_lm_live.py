@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+from specviz.figures import PALETTE
 from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
 from specviz.lm import figures as LF
 from specviz.lm import live as L
@@ -106,7 +107,7 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     assert {"accepted", "resampled", "bonus"} <= set(result.fates())
     # colours: the same language as the money diagram
     assert f"border-bottom:2px solid {LF.FATE_COLORS['accepted']}" in app.text_html.value
-    assert LF.FATE_COLORS["accepted"] == "#1f77b4" and LF.FATE_COLORS["resampled"] == "#2ca02c"
+    assert LF.FATE_COLORS["accepted"] == PALETTE["overlap"] and LF.FATE_COLORS["resampled"] == PALETTE["residual"]
 
     st = spec_stats(result)
     assert app.stats.steps == st.steps and app.stats.alpha == st.alpha
