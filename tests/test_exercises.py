@@ -51,10 +51,11 @@ def test_unanswered_and_garbage_never_raise(ex):
 
 @pytest.mark.parametrize("ex", ALL, ids=IDS)
 def test_question_hints_and_solution_in_both_languages(ex):
-    assert ex.hints, f"{ex.id} has no hint"
+    assert len(ex.hints) >= 2, f"{ex.id} has fewer than two hints"
     for entry in (ex.question, *ex.hints):
         for lang in LANGUAGES:
             assert entry.get(lang, "").strip(), f"{ex.id}: missing {lang} text in {entry}"
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in entry["zh"]), f"{ex.id}: no Chinese in {entry['zh']!r}"
     assert "answer" in ex.solution
 
 
