@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -83,10 +85,14 @@ def test_number_checker_uses_a_computed_answer_and_a_tolerance():
     )
     assert ex.grade(0.8) and ex.grade(0.8 + 1e-9)
     assert not ex.grade(0.81) and not ex.grade(True) and not ex.grade(float("inf"))
+    assert ex.grade(np.float64(0.8)) and ex.grade(np.array(0.8)) and ex.grade(Fraction(4, 5))
+    assert not ex.grade(np.array([0.8])) and not ex.grade(np.bool_(True))
 
 
 def test_hints_advance_and_run_out():
     ex = ALL[0]
-    exercises.api._hints_shown.pop(ex.id, None)  # noqa: SLF001 - reset this test's state
+    exercises.reset_hints(ex.id)
     shown = [str(exercises.hint(ex.id)) for _ in range(len(ex.hints) + 1)]
     assert shown[0].startswith("Hint 1") and "No more hints" in shown[-1]
+    exercises.reset_hints()
+    assert str(exercises.hint(ex.id)).startswith("Hint 1")

@@ -1,4 +1,4 @@
-"""What a notebook calls: `check(id, answer)`, `hint(id)`, `solution(id)`, `question(id)`, `exercises(notebook)`, `run_solution(id)`."""
+"""What a notebook calls: `check(id, answer)`, `hint(id)`, `solution(id)`, `question(id)`, `exercises(notebook)`, `run_solution(id)`, `reset_hints()`."""
 
 from __future__ import annotations
 
@@ -36,6 +36,14 @@ class Shown(str):
 
     def _repr_html_(self) -> str:
         return f"<div class='specviz-hint'>{html.escape(self).replace(chr(10), '<br>')}</div>"
+
+
+def reset_hints(id: str | None = None) -> None:
+    """Start the hints of exercise `id` (or of every exercise) again from the first."""
+    if id is None:
+        _hints_shown.clear()
+    else:
+        _hints_shown.pop(get(id).id, None)
 
 
 def hint(id: str, k: int | None = None) -> Shown:

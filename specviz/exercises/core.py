@@ -19,7 +19,6 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from numbers import Real
 from typing import Any
 
@@ -108,9 +107,10 @@ def number_exercise(
     """An exercise whose answer is a number, compared with `answer()` (computed, never typed) within `tol`."""
 
     def grader(got) -> Feedback:
-        if isinstance(got, bool) or not isinstance(got, Real | np.floating | np.integer | Fraction):
-            if not (isinstance(got, np.ndarray) and got.ndim == 0):
-                return Feedback(False, t("exercise.wrong", detail=t("exercise.not_number", got=fmt(got))))
+        if isinstance(got, np.ndarray) and got.ndim == 0:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, Real):  # numpy scalars and Fractions are Real
+            return Feedback(False, t("exercise.wrong", detail=t("exercise.not_number", got=fmt(got))))
         want = float(answer())
         if np.isfinite(float(got)) and abs(float(got) - want) <= tol:
             return Feedback(True, t("exercise.correct"))

@@ -112,7 +112,7 @@ class App(W.VBox):
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, plus (when snapshots are on) a static HTML snapshot for viewers without a kernel."""
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None and snapshots_enabled():
+        if snapshots_enabled():
             bundle["text/html"] = snapshot_html(self)
         return bundle
 
