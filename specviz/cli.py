@@ -319,7 +319,29 @@ def add_run_parser(sub) -> None:
     run.add_argument("--draft", default="bundled", help="draft model (default %(default)s)")
     run.add_argument("--prompt", default="ROMEO:\n", help="prompt text (default %(default)r)")
     run.add_argument("--max-new-tokens", type=positive_int, default=64, help="tokens to generate (default %(default)s)")
-    run.add_argument("--gamma", type=positive_int, default=4, help="draft tokens per verify step (default %(default)s)")
+    def gamma_value(text):
+        if text.strip().lower() == "auto":
+            return "auto"
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number or 'auto': {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= 0 or 'auto': {v}")
+        return v
+
+    run.add_argument(
+        "--gamma",
+        type=gamma_value,
+        default="auto",
+        help="draft tokens per verify step: a whole number >= 0, or 'auto' (each step chooses from the measured "
+        "costs and acceptance; default %(default)s)",
+    )
+    run.add_argument(
+        "--ignore-eos",
+        action="store_true",
+        help="keep generating past the end token, to --max-new-tokens (fixed-length timing, as vLLM's flag)",
+    )
     run.add_argument("--temperature", type=float, default=1.0, help="0 = greedy (default %(default)s)")
     run.add_argument("--top-k", type=positive_int, default=None, help="top-k filtering (default off)")
     run.add_argument("--top-p", type=float, default=None, help="nucleus filtering (default off)")
@@ -334,6 +356,11 @@ def add_run_parser(sub) -> None:
     run.add_argument("--no-chat", action="store_true", help="do not apply the tokenizer's chat template")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.set_defaults(func=cmd_run)
+
+    def one_line_error(message):  # a bad value is one line naming the option, exit 2 (no usage block)
+        run.exit(EXIT_USAGE, f"specviz run: error: {message}\n")
+
+    run.error = one_line_error
 
 
 def cmd_run(args, extra=()) -> int:
@@ -359,6 +386,7 @@ def cmd_run(args, extra=()) -> int:
             top_p=args.top_p,
             seed=args.seed,
             chat=False if args.no_chat else "auto",
+            ignore_eos=args.ignore_eos,
         )
     except (ValueError, TypeError, RuntimeError) as e:
         print(f"specviz run: error: {e}", file=sys.stderr)

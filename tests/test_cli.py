@@ -296,7 +296,8 @@ def test_run_json_reports_vllm_statistics(capsys):
     assert need <= set(out)
     assert out["ids"] == out["ar_ids"] and out["greedy_equal"] is True and len(out["ids"]) == 24
     assert len(out["per_position_acceptance"]) == 3 and 0 <= out["acceptance_rate"] <= 1
-    assert out["mean_acceptance_length"] == pytest.approx(24 / out["verify_steps"])
+    assert out["mean_acceptance_length"] == pytest.approx(1 + sum(out["per_position_acceptance"]), abs=1e-12)
+    assert out["finish_reason"] == "length" and out["gamma_per_step"] and max(out["gamma_per_step"]) <= 3
     assert out["speedup"] == pytest.approx(out["tokens_per_second"] / out["ar_tokens_per_second"])
 
 
@@ -345,6 +346,37 @@ def test_run_bad_input_exits_2_with_one_line(capsys, argv, message):
     rc = main(["run", "--max-new-tokens", "4", *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and message in err[-1] and err[-1].startswith("specviz run: error:")
+
+
+@pytest.mark.parametrize("value", ["-1", "2.5", "fast", "", "1e3"])
+def test_run_bad_gamma_is_one_line_exit_2(capsys, value):
+    from specviz.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--max-new-tokens", "4", "--gamma", value])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1, err
+    assert err[0].startswith("specviz run: error: argument --gamma") and "auto" in err[0]
+
+
+def test_run_defaults_to_auto_gamma_and_says_why_it_ended(capsys):
+    """Default γ is auto (each step's γ listed); the bundled models never draw their end token: 'length'.
+
+    Stopping at the end of the turn is tested on SmolLM2 (tests/test_lm_smollm2.py), whose chat turns end.
+    """
+    import json
+
+    from specviz.cli import main
+
+    argv = ["run", "--prompt", "ROMEO:\n", "--device", "cpu", "--json", "--max-new-tokens", "40"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["gamma"] == "auto" and len(out["gamma_per_step"]) == out["verify_steps"]
+    assert out["finish_reason"] == out["ar_finish_reason"] == "length" and len(out["ids"]) == 40
+    assert out["ignore_eos"] is False
+    assert main([*argv, "--ignore-eos", "--gamma", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ignore_eos"] is True and out["gamma"] == 0 and set(out["gamma_per_step"]) == {0}
 
 
 def test_an_installed_wheel_ships_the_notebooks(tmp_path):

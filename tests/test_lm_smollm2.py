@@ -94,3 +94,24 @@ def test_greedy_prompt_lookup_equals_plain_decoding_on_a_copy_prompt(pair):
     assert spec.new_ids == plain.new_ids
     accepted = sum(s.accepted for s in spec.steps)
     assert accepted >= 30 and len(spec.steps) <= 12  # the draft pays: several tokens per target forward pass
+
+
+def test_specviz_run_stops_at_the_end_of_the_turn(capsys):
+    """`specviz run` on the copy prompt ends where the answer ends (finish_reason 'stop'), not in an invented turn."""
+    import json
+
+    from specviz.cli import main
+    from specviz.lm.engine import eos_ids
+
+    argv = ["run", "--target", "smollm2-135m", "--draft", "prompt-lookup", "--prompt", COPY_PROMPT]
+    argv += ["--temperature", "0", "--device", "cpu", "--json", "--max-new-tokens", "160"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    eos = eos_ids(load_pair("smollm2-135m", "prompt-lookup", device="cpu", hf_progress=False))
+    assert out["finish_reason"] == out["ar_finish_reason"] == "stop"
+    assert out["ids"] == out["ar_ids"] and out["ids"][-1] in eos and len(out["ids"]) < 160
+    assert "lighthouse" in out["text"] and "user" not in out["text"] and "assistant" not in out["text"]
+    assert out["mean_acceptance_length"] == pytest.approx(1 + sum(out["per_position_acceptance"]), abs=1e-12)
+    assert main([*argv, "--ignore-eos", "--gamma", "8"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["finish_reason"] == "length" and len(out["ids"]) == 160 and out["ids"] == out["ar_ids"]

@@ -13,7 +13,15 @@ learns the outcome once per verify step, in a single transfer of the drafts, the
 count, the extra token and the numbers the step record keeps.
 
 A draft may propose fewer than γ tokens: a draft session whose `next_logits` is None has
-no proposal (prompt lookup without a match), and the step verifies what it has.
+no proposal, and the step verifies what it has. A deterministic draft (prompt lookup) has a
+`propose_run(limit)` method instead: one lookup gives the whole run it proposes, q is one-hot
+on it, and no per-token Python runs while drafting.
+
+`gamma` is a whole number (the same γ every step), "auto" (`specviz.lm.adaptive.AutoGamma`:
+each step drafts the number of tokens, 0 included, with the most expected tokens per second
+from this run's own measurements) or any `GammaChooser`. Why a chosen γ keeps the output
+exact, and which choices would not, is proved in `specviz.lm.adaptive`. A step with γ = 0 is
+a plain target step (fate "target") and costs what a plain decoding step costs.
 
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.loading import Pair
@@ -36,6 +44,7 @@ import torch
 from ..checks import integer
 from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
+from .adaptive import AutoGamma, GammaChooser, as_chooser
 from .results import GenerationResult, StepRecord
 
 if TYPE_CHECKING:
@@ -227,11 +236,12 @@ MAX_NEW_TOKENS = 1_000_000  # a bound on one call (a model without a context lim
 MAX_GAMMA = 1_000
 
 
-def _check_common(max_new_tokens, gamma, sampling_kw) -> tuple[int, int, Sampling]:
-    """(max_new_tokens, gamma, Sampling), checked; errors name the parameter."""
+def _check_common(max_new_tokens, gamma, sampling_kw) -> tuple[int, GammaChooser, Sampling]:
+    """(max_new_tokens, a GammaChooser, Sampling), checked; errors name the parameter."""
     n = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
-    g = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
-    return n, g, Sampling(**sampling_kw)
+    if not isinstance(gamma, (str, GammaChooser)):
+        gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
+    return n, as_chooser(gamma), Sampling(**sampling_kw)
 
 
 def check_pair(pair: object, name: str = "pair") -> None:
@@ -325,7 +335,7 @@ class SpeculativeEngine:
         pair: Pair,
         prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
         max_new_tokens: int = 64,
-        gamma: int = 4,
+        gamma: int | str | GammaChooser = 4,
         temperature: float = 1.0,
         top_k: int | None = None,
         top_p: float | None = None,
@@ -351,25 +361,44 @@ class SpeculativeEngine:
             )
         )
         eos = eos_ids(pair) if stop_at_eos else set()
-        result = GenerationResult(list(ids), [], gamma=int(gamma), tokenizer=getattr(pair, "tokenizer", None))
+        chooser = gamma
+        label = chooser.name if isinstance(chooser, AutoGamma) else getattr(chooser, "gamma", chooser.name)
+        result = GenerationResult(list(ids), [], gamma=label, tokenizer=getattr(pair, "tokenizer", None))
+        result.finish_reason = "length"
         t_start = time.perf_counter()
         with torch_threads(threads), torch.inference_mode():
             T = pair.target.session(ids)
             D = pair.draft.session(ids)
+            lookup = hasattr(D, "propose_run")  # a deterministic draft: one lookup proposes the whole run
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
-                g = min(gamma, max_new_tokens - len(result.new_ids) - 1)
-                rec = self._step(T, D, seq, s, g, gen_t, gen_d, len(result.steps), len(result.new_ids))
+                room = max_new_tokens - len(result.new_ids) - 1
+                run = match = None
+                t0 = time.perf_counter()
+                if lookup and room > 0:
+                    D.read(seq[D.length :])
+                    run, match = D.propose_run(min(room, getattr(chooser, "max_gamma", MAX_GAMMA), MAX_GAMMA))
+                lookup_s = time.perf_counter() - t0
+                g = chooser.choose(room, run, match)
+                if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g <= room:
+                    raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
+                if run is not None:
+                    run = run[:g]
+                rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
+                rec.draft_s += lookup_s
+                chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s, match)
                 emitted = rec.emitted
                 seq += emitted
                 result.new_ids += emitted
                 result.steps.append(rec)
                 if on_step is not None and on_step(rec) is False:
                     result.stopped = True
+                    result.finish_reason = "abort"
                     break
                 hit = [i for i, t in enumerate(result.new_ids[len(result.new_ids) - len(emitted) :]) if t in eos]
                 if hit:
                     result.new_ids = result.new_ids[: len(result.new_ids) - len(emitted) + hit[0] + 1]
+                    result.finish_reason = "stop"
                     break
         result.seconds = time.perf_counter() - t_start
         result.text = _decode(pair, result.new_ids)
@@ -377,6 +406,8 @@ class SpeculativeEngine:
 
     def _draft(self, D, seq, s: Sampling, g: int, gen):
         """Up to g draft tokens from q: ((γ',) ids on the device, (γ', V) q rows, logits after each prefix)."""
+        if g == 0:  # nothing to draft: the draft reads what it missed at its next drafting step
+            return [], [], [D.next_logits if D.length == len(seq) else None]
         pend = seq[D.length :]
         if pend:
             D.feed(pend)
@@ -394,14 +425,22 @@ class SpeculativeEngine:
                 d_logits.append(D.next_logits)
         return drafts, q_rows, d_logits
 
-    def _step(self, T, D, seq, s: Sampling, g: int, gen_t, gen_d, index: int, start: int) -> StepRecord:
+    def _step(
+        self, T, D, seq, s: Sampling, g: int, gen_t, gen_d, index: int, start: int, run: list | None = None
+    ) -> StepRecord:
         n = len(seq)
         dev = _device(T.model)
         clock = _Clock(dev)
         clock.mark()
-        drafts, q_rows, d_logits = self._draft(D, seq, s, g, gen_d)
-        g = len(drafts)
+        if run is not None:  # a deterministic draft's run: q is one-hot on each proposed token
+            drafts, q_rows, d_logits = [torch.tensor(run, dtype=torch.long, device=dev)] if run else [], None, [None]
+            g = len(run)
+        else:
+            drafts, q_rows, d_logits = self._draft(D, seq, s, g, gen_d)
+            g = len(drafts)
         clock.mark()
+        if g == 0:
+            return self._target_step(T, D, seq, s, gen_t, index, start, clock, d_logits[0])
         # --- verify: one target forward over the pending tokens and all drafts
         pend_t = torch.tensor(seq[T.length :], dtype=torch.long, device=dev)
         x = torch.cat([d.to(dev) for d in drafts]) if drafts else pend_t[:0]  # (γ,)
@@ -410,11 +449,18 @@ class SpeculativeEngine:
         rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
         # all_rows[i]: logits after T.length_old - 1 + i tokens, on the target's one device (`.to` is a no-op when
         # they are there; a model split over devices brings its logits back there, see models.main_device)
-        all_rows = torch.cat([before[None].to(dev), rows.to(dev)], dim=0)
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
+        if base:  # the usual case: no copy of the rows, a view
+            all_rows = rows.to(dev)[base - 1 :]
+            base = 0
+        else:
+            all_rows = torch.cat([before[None].to(dev), rows.to(dev)], dim=0)
         P = probs_on_device(all_rows[base : base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]
-        Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
+        if q_rows is None:  # one-hot rows of the run, in one op
+            Q = P.new_zeros((g, V)).scatter_(-1, x[:, None], 1.0)  # (γ, V)
+        else:
+            Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
         rows_j = [self.target_row(j) for j in range(g)]
         P_sel = P[:g] if rows_j == list(range(g)) else P[rows_j]  # (γ, V)
         bonus = self.bonus_dist(P, g) if g > 0 else P[0]
@@ -480,6 +526,44 @@ class SpeculativeEngine:
             verify_s=verify_s,
         )
 
+    def _target_step(self, T, D, seq, s: Sampling, gen, index: int, start: int, clock, d_next) -> StepRecord:
+        """A step with no drafts: one plain draw from the target's p (what plain decoding does), one host read."""
+        pend = seq[T.length :]
+        logits = T.feed(pend)[-1] if pend else T.next_logits  # (V,)
+        P = probs_on_device(logits, s)  # (1, V)
+        y = categorical_torch(P, gen)  # (1,)
+        top_n = min(self.top_n, P.shape[-1])
+        parts = [y, torch.isfinite(P).all()[None]]
+        if top_n:
+            tp = P[0].topk(top_n)
+            parts += [tp.indices, tp.values]
+        host = torch.cat([t.to(torch.float64) for t in parts]).tolist()  # the one read
+        if not host[1]:
+            raise RuntimeError(
+                f"the target's probabilities contain NaN or inf at verify step {index} (after "
+                f"{start} generated tokens): the model produced non-finite logits"
+            )
+        top_p = [_pairs(host[2 : 2 + top_n], host[2 + top_n :])] if top_n else []
+        if d_next is not None and D.length == len(seq):
+            D.next_logits = d_next
+        clock.mark()
+        draft_s, verify_s = clock.seconds()
+        return StepRecord(
+            index=index,
+            start=start,
+            drafted=[],
+            q_drafted=[],
+            p_drafted=[],
+            accepted=0,
+            token=int(host[0]),
+            kind="target",
+            alphas=[],
+            top_p=top_p,
+            top_q=[[]] if top_n else [],
+            draft_s=draft_s,
+            verify_s=verify_s,
+        )
+
 
 def _pairs(ids, probs) -> list:
     return [(int(i), float(v)) for i, v in zip(ids, probs)]
@@ -496,7 +580,7 @@ def speculative_generate(
     pair: Pair,
     prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
     max_new_tokens: int = 64,
-    gamma: int = 4,
+    gamma: int | str | GammaChooser = 4,
     temperature: float = 1.0,
     top_k: int | None = None,
     top_p: float | None = None,
@@ -507,6 +591,12 @@ def speculative_generate(
     chat: str | bool = "auto",
 ) -> GenerationResult:
     """Generate with speculative decoding; the output is distributed exactly as the target's.
+
+    `gamma`: drafts per verify step, a whole number >= 0 (0: plain decoding through the engine),
+    "auto" (each step chooses, 0 included, from this run's measured times and acceptance:
+    `specviz.lm.adaptive.AutoGamma`), or a `GammaChooser`. `stop_at_eos=True` ends the run at
+    the tokenizer's end token or the generation config's end ids; `result.finish_reason` says
+    "stop", "length" (max_new_tokens reached) or "abort" (on_step returned False).
 
     `prompt` is text (encoded with the pair's tokenizer, through its chat template when it has
     one and `chat` is "auto" or True) or a list of token ids. `on_step(record)` is called after
@@ -545,7 +635,7 @@ def autoregressive_generate(
     tok = getattr(model_or_pair, "tokenizer", None)
     eos = eos_ids(model_or_pair) if stop_at_eos else set()
     per_token = on_token is not None or bool(eos)
-    result = GenerationResult(list(ids), [], tokenizer=tok)
+    result = GenerationResult(list(ids), [], tokenizer=tok, finish_reason="length")
     out = []  # (1,) device tensors
     t0 = time.perf_counter()
     with torch_threads(threads), torch.inference_mode():
@@ -557,8 +647,10 @@ def autoregressive_generate(
                 y_id = int(y)
                 if on_token is not None and on_token(y_id) is False:
                     result.stopped = True
+                    result.finish_reason = "abort"
                     break
                 if y_id in eos:
+                    result.finish_reason = "stop"
                     break
             if i < max_new_tokens - 1:
                 sess.feed(y)

@@ -1,6 +1,9 @@
 """Prompt-lookup drafting: a draft "model" that proposes what followed the last occurrence of the current suffix.
 
-The draft needs no weights. After reading tokens t_1..t_n it takes the suffix
+The draft needs no weights. The engine asks a session for a whole run at once
+(`propose_run`): the tokens that followed the most recent earlier occurrence of the longest
+matching suffix (3 tokens, else 2, else 1), as many as the step may verify, in one dictionary
+lookup. Token by token (`feed`, `next_logits`, for other engines), after reading t_1..t_n it takes the suffix
 (t_{n-2}, t_{n-1}, t_n), finds the most recent *earlier* place where those three tokens
 occurred, and proposes the token that followed them there; failing that it tries the
 last two tokens, then the last one. When nothing matches it has no proposal, and its
@@ -14,9 +17,9 @@ This is the drafting that vLLM calls `ngram` (`speculative_config={"method": "ng
 `prompt_lookup_num_tokens` (`PromptLookupCandidateGenerator` in
 src/transformers/generation/candidate_generator.py, transformers 5.24.0), after
 A. Saxena's prompt-lookup decoding (github.com/apoorvumang/prompt-lookup-decoding). One
-difference: transformers copies a block from the *first* (leftmost) match; here every
-drafted token is looked up again after the previous one, from the most *recent* match,
-so a copy in progress follows the latest repetition.
+difference: transformers copies the block after the *first* (leftmost) match of the
+longest n-gram; here the block comes from the most *recent* match, so a copy in progress
+follows the latest repetition.
 
 **Why the output is still exactly the target's distribution.** The draft distribution q
 is one-hot: q(x) = 1 for the proposed token x, 0 elsewhere (its logits are 0 at x and
@@ -40,6 +43,8 @@ True
 >>> s = lm.session([1, 2, 3, 1, 2])
 >>> s.proposal, int(s.next_logits.argmax())
 (3, 3)
+>>> s.propose_run(4)                   # the whole run after the matched "1 2", in one lookup
+([3, 1, 2], 2)
 """
 
 from __future__ import annotations
@@ -93,6 +98,31 @@ class PromptLookupSession(Session):
                 self._follower[key] = t
         self._ids.append(token)
         self._undo.append(undo)
+
+    def read(self, ids: Sequence[int]) -> None:
+        """Read host token ids into the index only (no logits: what the engine calls before `propose_run`)."""
+        V = self.model.vocab_size
+        for t in ids:
+            t = int(t)
+            if not 0 <= t < V:
+                raise ValueError(f"token id {t} is outside the prompt-lookup draft's vocabulary of {V}")
+            self._read(t)
+        if ids:
+            self._update()
+
+    def propose_run(self, limit: int) -> tuple[list, int | None]:
+        """(up to `limit` proposed tokens, the length of the suffix that matched) in one lookup.
+
+        The longest suffix (max_ngram tokens, then fewer) that occurred before wins; the run is
+        what followed its most recent occurrence, as far as the history goes. ([], None) when
+        nothing matches.
+        """
+        toks = self._ids
+        for n in range(min(self.model.max_ngram, len(toks)), self.model.min_ngram - 1, -1):
+            pos = self._follower.get(tuple(toks[-n:]))
+            if pos is not None:
+                return toks[pos : pos + limit], n
+        return [], None
 
     def _lookup(self) -> int | None:
         toks = self._ids

@@ -63,6 +63,7 @@ class StepRecord:
     accepted: int  # how many drafts were kept (0..γ)
     token: int | None  # the replacement (after a rejection) or bonus token; None if bonus_dist gave none
     kind: str  # "resampled", "bonus" (all γ accepted) or "target" (γ = 0: a plain target step)
+    # (the step's γ is len(drafted): with gamma="auto" or prompt lookup it varies from step to step)
     alphas: list  # sum_x min(p, q) at every verified position
     top_p: list  # per emitted position: [(id, p)] top tokens of p
     top_q: list  # per emitted position: [(id, q)] top tokens of q ([] for the bonus position)
@@ -107,8 +108,9 @@ class GenerationResult:
     text: str = ""
     steps: list = field(default_factory=list)
     seconds: float = 0.0
-    gamma: int = 0
+    gamma: int | str = 0  # the setting: a whole number, or "auto" (each step's γ is in its StepRecord)
     stopped: bool = False  # True when on_step asked to stop
+    finish_reason: str | None = None  # "stop" (an end token), "length" (max_new_tokens) or "abort" (stopped)
     tokenizer: object = None  # for _repr_html_ (not part of to_dict)
 
     @property
@@ -149,6 +151,7 @@ class GenerationResult:
             "tokens_per_second": self.tokens_per_second,
             "verify_steps": len(self.steps),
             "stopped": self.stopped,
+            "finish_reason": self.finish_reason,
             "fates": self.fates(),
         }
         if steps:

@@ -24,7 +24,7 @@ def compare(
     pair: Pair,
     prompt: str | Sequence[int],
     max_new_tokens: int = 64,
-    gamma: int = 4,
+    gamma: int | str = "auto",
     temperature: float = 1.0,
     top_k: int | None = None,
     top_p: float | None = None,
@@ -32,6 +32,7 @@ def compare(
     threads: int | None = 1,
     chat: str | bool = "auto",
     warmup_tokens: int = 8,
+    ignore_eos: bool = False,
 ) -> dict:
     """Run speculative and plain decoding on the same prompt; return one JSON-ready dict of figures.
 
@@ -41,6 +42,12 @@ def compare(
     `per_position_acceptance` and `alpha` (mean Σ min(p, q) over verified positions). Both
     decoders are warmed up first on a few tokens. With temperature 0 `greedy_equal` says whether
     the two outputs are identical, as they must be.
+
+    Both decoders stop at the end of the turn (the tokenizer's end token and the generation
+    config's end ids) unless `ignore_eos` (vLLM's benchmark flag: fixed-length timing);
+    `finish_reason` / `ar_finish_reason` say "stop" or "length", and each decoder's tokens/s
+    counts its own tokens. `gamma` is a whole number or "auto" (`gamma_per_step` lists what
+    each verify step drafted).
     """
     from ..checks import integer
     from .engine import MAX_NEW_TOKENS, autoregressive_generate, check_pair, speculative_generate
@@ -50,12 +57,13 @@ def compare(
     max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
     warmup_tokens = integer(warmup_tokens, "warmup_tokens", lo=0, hi=MAX_NEW_TOKENS)
     kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, threads=threads, chat=chat)
+    stop = dict(stop_at_eos=not ignore_eos)
     if warmup_tokens:
         n = min(warmup_tokens, max_new_tokens)
         autoregressive_generate(pair, prompt, n, seed=seed, **kw)
         speculative_generate(pair, prompt, n, gamma, seed=seed, **kw)
-    ar = autoregressive_generate(pair, prompt, max_new_tokens, seed=seed, **kw)
-    spec = speculative_generate(pair, prompt, max_new_tokens, gamma, seed=seed, **kw)
+    ar = autoregressive_generate(pair, prompt, max_new_tokens, seed=seed, **kw, **stop)
+    spec = speculative_generate(pair, prompt, max_new_tokens, gamma, seed=seed, **kw, **stop)
     st = spec_stats(spec).to_dict()
     tps, ar_tps = spec.tokens_per_second, ar.tokens_per_second
     out = {
@@ -63,7 +71,10 @@ def compare(
         "draft": pair.draft.name,
         "device": str(getattr(pair, "device", "cpu")),
         "prompt_ids": list(spec.prompt_ids),
-        "gamma": int(gamma),
+        "gamma": spec.gamma,
+        "ignore_eos": bool(ignore_eos),
+        "finish_reason": spec.finish_reason,
+        "ar_finish_reason": ar.finish_reason,
         "temperature": temperature,
         "top_k": top_k,
         "top_p": top_p,
@@ -89,6 +100,9 @@ def compare(
                 "verify_steps",
                 "drafted_tokens",
                 "accepted_tokens",
+                "num_drafts",
+                "tokens_per_step",
+                "gamma_per_step",
             )
         }
     )
@@ -107,6 +121,8 @@ def format_report(out: dict) -> str:
     lines = [
         f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}, "
         f"temperature {out['temperature']}",
+        f"finished: {out['finish_reason']} ({len(out['ids'])} tokens; plain decoding: {out['ar_finish_reason']}, "
+        f"{len(out['ar_ids'])} tokens)",
         "",
         out["text"],
         "",
@@ -114,10 +130,14 @@ def format_report(out: dict) -> str:
         f"plain decoding  {f(out['ar_tokens_per_second'], '.1f')} tokens/s",
         f"speed-up        {f(out['speedup'], '.2f')}x",
         f"acceptance rate {f(out['acceptance_rate'])} (accepted / drafted tokens)",
-        f"mean acceptance length {f(out['mean_acceptance_length'], '.2f')} tokens per verify step (bonus included)",
+        f"mean acceptance length {f(out['mean_acceptance_length'], '.2f')} = 1 + accepted / drafts "
+        f"({out['num_drafts']} drafts in {out['verify_steps']} verify steps)",
         f"per-position acceptance [{per_pos}]",
         f"alpha           {f(out['alpha'])} (mean sum_x min(p, q) over verified positions)",
     ]
+    gs = out.get("gamma_per_step") or []
+    if gs and len(set(gs)) > 1:
+        lines.append(f"γ per step      mean {sum(gs) / len(gs):.2f}, from {min(gs)} to {max(gs)}")
     if "greedy_equal" in out:
         lines.append(f"greedy output identical to plain decoding: {'yes' if out['greedy_equal'] else 'NO'}")
     return "\n".join(lines)

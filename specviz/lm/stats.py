@@ -1,9 +1,18 @@
 """Acceptance statistics of speculative runs, with the definitions vLLM and sglang use.
 
 - draft acceptance rate = accepted drafts / drafted tokens
-- mean acceptance length = tokens emitted per verify step = 1 + accepted / steps
-- per-position acceptance, unconditional (vLLM): accepted at position i / steps that drafted i;
-  conditional (sglang): accepted at position i / steps that reached position i
+- drafts = verify steps that drafted at least one token (vLLM's `num_drafts`)
+- mean acceptance length = 1 + accepted / drafts (vLLM's definition)
+- per-position acceptance, unconditional (vLLM): accepted at position i / drafts, so that
+  mean acceptance length = 1 + Σ_i per-position[i] holds exactly, whatever γ each step used;
+  conditional (sglang): accepted at position i / steps that verified position i (drafted at
+  least i + 1 tokens and accepted the first i)
+- tokens per step = generated tokens / all verify steps (a γ = 0 step emits one plain token)
+
+Variable γ (gamma="auto", prompt lookup proposing fewer, a shorter last step) is counted as
+vLLM counts it: a step that drafted g tokens adds one draft and adds to positions 0..g-1 only;
+a position it did not draft counts as not accepted. `gamma` here is the longest draft of the
+run; with a fixed γ and full steps these are the textbook per-position figures.
 - α = mean over verified positions of sum_x min(p(x), q(x)) (the exact per-position acceptance)
 - textbook speedup bound (1 - α^(γ+1)) / ((1 - α)(γ c + 1)), c = draft step / target step time
 - cost-model prediction from measured times: E[tokens/step] · t_target / (γ t_draft + t_verify)
@@ -32,25 +41,28 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SpecStats:
-    """Summary of one or more speculative runs (only steps with the full γ count for position stats)."""
+    """Summary of one or more speculative runs; per-position figures over all drafts, vLLM's way (module doc)."""
 
-    gamma: int
+    gamma: int  # the longest draft of the run(s)
     steps: int
+    drafts: int  # verify steps that drafted at least one token
     drafted: int
     accepted: int
     generated: int
     acceptance_rate: float  # accepted / drafted
-    mean_acceptance_length: float  # tokens per verify step
-    per_position: np.ndarray  # (γ,) unconditional acceptance per draft position
-    per_position_conditional: np.ndarray  # (γ,) acceptance given the previous drafts were accepted
-    accepted_hist: np.ndarray  # (γ+1,) counts of k accepted drafts per step
-    accepted_hist_theory: np.ndarray  # (γ+1,) expected counts from the measured α
+    mean_acceptance_length: float  # 1 + accepted / drafts (= 1 + sum(per_position))
+    per_position: np.ndarray  # (γ,) accepted at position i / drafts
+    per_position_conditional: np.ndarray  # (γ,) accepted at i / steps that verified position i
+    accepted_hist: np.ndarray  # (γ+1,) counts of k accepted drafts per drafting step
+    accepted_hist_theory: np.ndarray  # (γ+1,) expected counts from the measured α (each step at its own γ)
     alpha: float  # mean sum min(p, q) over verified positions
     seconds: float
     tokens_per_second: float
     draft_token_s: float  # mean seconds per drafted token
     verify_step_s: float  # mean seconds per verify step
-    expected_tokens_per_step: float  # theory at the measured α
+    expected_tokens_per_step: float  # theory at the measured α, averaged over the drafting steps' γ
+    tokens_per_step: float = float("nan")  # generated / verify steps (γ = 0 steps included)
+    gammas: tuple = ()  # the γ of each verify step, in order
 
     def __repr__(self) -> str:
         return (
@@ -69,6 +81,7 @@ class SpecStats:
         return {
             "gamma": self.gamma,
             "verify_steps": self.steps,
+            "num_drafts": self.drafts,
             "drafted_tokens": self.drafted,
             "accepted_tokens": self.accepted,
             "generated_tokens": self.generated,
@@ -83,6 +96,8 @@ class SpecStats:
             "draft_token_seconds": num(self.draft_token_s),
             "verify_step_seconds": num(self.verify_step_s),
             "expected_tokens_per_step": num(self.expected_tokens_per_step),
+            "tokens_per_step": num(self.tokens_per_step),
+            "gamma_per_step": [int(g) for g in self.gammas],
         }
 
     def _repr_html_(self) -> str:
@@ -138,32 +153,39 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
     for r in results:
         if not hasattr(r, "steps") or not hasattr(r, "new_ids"):
             raise TypeError(f"results must be GenerationResults (from speculative_generate), got {type(r).__name__}")
-    gamma = max(r.gamma for r in results)
     steps = [s for r in results for s in r.steps]
-    full = [s for s in steps if s.gamma == gamma and gamma > 0]  # the last step of a run may draft fewer
-    drafted = sum(s.gamma for s in steps)
+    gammas = [s.gamma for s in steps]
+    gamma = max(gammas, default=0)
+    drafting = [s for s in steps if s.gamma > 0]
+    drafted = sum(gammas)
     accepted = sum(s.accepted for s in steps)
     generated = sum(len(r.new_ids) for r in results)
     seconds = sum(r.seconds for r in results)
-    ks = np.array([s.accepted for s in full], dtype=np.int64)
+    ks = np.array([s.accepted for s in drafting], dtype=np.int64)  # (drafts,)
+    gs = np.array([s.gamma for s in drafting], dtype=np.int64)  # (drafts,)
     hist = np.bincount(ks, minlength=gamma + 1) if gamma else np.zeros(1, np.int64)
-    reached = np.array([(ks >= i).sum() for i in range(gamma)], dtype=float)  # steps whose draft i was tested
-    acc_at = np.array([(ks > i).sum() for i in range(gamma)], dtype=float)
+    pos = np.arange(gamma)[:, None]  # (γ, 1)
+    acc_at = (ks[None, :] > pos).sum(1).astype(float)  # (γ,) drafts whose position i was accepted
+    reached = ((ks[None, :] >= pos) & (gs[None, :] > pos)).sum(1).astype(float)  # (γ,) position i verified
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_pos = acc_at / max(len(full), 1)
+        per_pos = acc_at / len(drafting) if drafting else np.full(gamma, np.nan)
         cond = np.where(reached > 0, acc_at / np.maximum(reached, 1), np.nan)
     alphas = [a for s in steps for a in s.alphas]
     alpha = float(np.mean(alphas)) if alphas else float("nan")
-    theory = (accepted_length_dist(min(alpha, 1.0), gamma) * len(full)) if gamma and alphas else np.zeros(gamma + 1)
-    n_draft = sum(s.gamma for s in steps)
+    a = min(alpha, 1.0)
+    theory = np.zeros(gamma + 1)
+    if alphas:
+        for g in gs.tolist():
+            theory[: g + 1] += accepted_length_dist(a, g)
     return SpecStats(
         gamma=gamma,
         steps=len(steps),
+        drafts=len(drafting),
         drafted=drafted,
         accepted=accepted,
         generated=generated,
         acceptance_rate=accepted / drafted if drafted else float("nan"),
-        mean_acceptance_length=(sum(s.n_emitted for s in steps) / len(steps)) if steps else float("nan"),
+        mean_acceptance_length=1.0 + accepted / len(drafting) if drafting else float("nan"),
         per_position=per_pos,
         per_position_conditional=cond,
         accepted_hist=hist,
@@ -171,7 +193,11 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
         alpha=alpha,
         seconds=seconds,
         tokens_per_second=generated / seconds if seconds > 0 else float("nan"),
-        draft_token_s=(sum(s.draft_s for s in steps) / n_draft) if n_draft else float("nan"),
+        draft_token_s=(sum(s.draft_s for s in steps) / drafted) if drafted else float("nan"),
         verify_step_s=(sum(s.verify_s for s in steps) / len(steps)) if steps else float("nan"),
-        expected_tokens_per_step=expected_tokens(min(alpha, 1.0), gamma) if alphas else float("nan"),
+        expected_tokens_per_step=float(np.mean([expected_tokens(a, g) for g in gs.tolist()]))
+        if alphas and drafting
+        else float("nan"),
+        tokens_per_step=generated / len(steps) if steps else float("nan"),
+        gammas=tuple(gammas),
     )

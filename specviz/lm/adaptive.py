@@ -1,0 +1,250 @@
+"""How many tokens to draft at each verify step: a fixed γ, or `gamma="auto"` chosen from what the run measured.
+
+`AutoGamma` is a small cost model, refitted after every step from this run's own clock:
+
+* the verify time as a function of the number of drafts g (the target reads g + 1 tokens),
+  a per-g running mean, filled in between by a straight-line fit; before anything is
+  measured, a slope of `prior_slope` plain steps per extra token;
+* the draft's time per drafted token (a model draft) or per lookup (prompt lookup);
+* the acceptance estimate a: accepted / tested drafts (a draft after the first rejection is
+  never tested), kept per match length for prompt lookup, one figure for a model draft,
+  smoothed by a Beta(1, 1) prior.
+
+With per-token acceptance a, drafting g tokens emits E(g) = 1 + a + ... + a^g tokens in
+draft(g) + verify(g) seconds; the chooser takes the g in 0..max_gamma with the most tokens
+per second, where g = 0 is a plain target step at verify(0), the plain decoding rate. When
+nothing pays it drafts nothing, and it probes with one draft after 4, 8, 16, ... steps of
+zero (reset when a probe is accepted), so a run that starts to repeat itself is noticed.
+
+Anchors: transformers' `num_assistant_tokens_schedule="heuristic"` (+2 drafts after a step
+where all were accepted, -1 otherwise) and `assistant_confidence_threshold` (the draft stops
+when its own probability of the token it just drafted falls below a threshold), in
+src/transformers/generation/candidate_generator.py (v4.52-v5); SpecDec++ (K. Huang et al.,
+arXiv:2405.19715: a trained head predicts the rejection and stops drafting); vLLM keeps a
+fixed `num_speculative_tokens` per request (vllm/config/speculative.py).
+
+**Why any such choice stays lossless.** Fix the history h (everything emitted so far). The
+verify step accepts draft x_j with probability min(1, p_j(x_j)/q_j(x_j)) and otherwise draws
+from (p_j - q_j)+ / Z; for a draft x_j ~ q_j that produces exactly p_j at that position
+(the theorem of tutorial 04), and once x_j is accepted the next position starts from the
+longer history. So each position's token is drawn from p given all earlier tokens as long as
+*whether x_j is verified at all* is decided before x_j is drawn: from h, from the earlier
+drafts x_1..x_{j-1}, from q_j, from clocks and past acceptance counts, even from p at any
+position those determine. In probability terms the number of drafts must be a *stopping
+time* of the draft process. What breaks it is a choice that looks at the drafted token
+itself and drops it: "leave x_j out when p(x_j)/q(x_j) is small" (peeking at the target's
+verdict), or "leave x_j out when q(x_j) is small" (the draft's confidence in a token it has
+already sampled). transformers' confidence threshold keeps the low-confidence token and
+stops after it: a stopping time, so lossless. A deterministic draft (prompt lookup) has
+nothing random to peek at: its proposal is a function of h, so any rule over it is a
+function of h. `tests/test_lm_adaptive.py` plants both peeking choosers in the engine and
+the exact-distribution check catches them; notebook 09 shows it.
+
+>>> auto = AutoGamma(max_gamma=8)
+>>> auto.choose(room=10)                       # nothing measured yet: one plain step first
+0
+>>> auto.observe(gamma=0, accepted=0, draft_s=0.0, verify_s=0.010)
+>>> auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
+>>> auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
+>>> auto.choose(room=10) >= 4                   # cheap drafts that were all accepted: draft more
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..checks import integer
+
+__all__ = ["AUTO", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "expected_emitted"]
+
+AUTO = "auto"
+
+
+def expected_emitted(a: float, g: int) -> float:
+    """E[tokens emitted by one verify step] = 1 + a + ... + a^g for per-token acceptance a.
+
+    >>> expected_emitted(0.8, 4)   # the tutorial's α = 0.8, γ = 4
+    3.3616
+    """
+    if a >= 1.0:
+        return float(g + 1)
+    return round((1.0 - a ** (g + 1)) / (1.0 - a), 12)
+
+
+class GammaChooser:
+    """Chooses each step's number of drafts; the engine calls choose() before the step and observe() after.
+
+    `choose(room, run=None, match=None)`: `room` is the most drafts this step may verify, `run`
+    a deterministic draft's proposal (token ids, for prompt lookup) and `match` the length of
+    the suffix it matched; it returns a whole number 0..room. Subclasses must decide before a
+    drafted token is drawn (see the module docstring).
+    """
+
+    name = "chooser"
+
+    def choose(self, room: int, run: list | None = None, match: int | None = None) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def observe(self, gamma: int, accepted: int, draft_s: float, verify_s: float, match: int | None = None) -> None:
+        """What the last step did: drafts verified, drafts accepted, its draft and verify seconds."""
+
+
+class FixedGamma(GammaChooser):
+    """The same γ every step (less near the end of a run, or when a lookup proposes fewer)."""
+
+    def __init__(self, gamma: int):
+        self.gamma = integer(gamma, "gamma", lo=0, hi=1000)
+        self.name = str(self.gamma)
+
+    def choose(self, room, run=None, match=None) -> int:
+        return min(self.gamma, room, len(run) if run is not None else room)
+
+
+@dataclass
+class _Mean:
+    """A running mean that forgets slowly (the last ~`span` samples count)."""
+
+    span: int = 16
+    n: int = 0
+    value: float = 0.0
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        w = 1.0 / min(self.n, self.span)
+        self.value += w * (x - self.value)
+
+
+@dataclass
+class AutoGamma(GammaChooser):
+    """Each step, the γ in 0..max_gamma with the most expected tokens per second, from this run's measurements."""
+
+    max_gamma: int = 16
+    prior_slope: float = 0.1  # verify time per extra token, in plain steps, until two γ values are measured
+    name: str = AUTO
+    verify: dict = field(default_factory=dict)  # g -> _Mean of verify seconds
+    draft: _Mean = field(default_factory=_Mean)  # seconds per drafted token
+    counts: dict = field(default_factory=dict)  # match length (or None) -> [accepted, tested]
+    zero_streak: int = 0
+    probe_after: int = 4
+    drafting_steps: int = 0
+    trust: int = 4  # steps at one γ after which its measured rate replaces the model's
+    hysteresis: float = 0.03  # switch γ only for a rate this much better
+    last: int = 0
+    seen: dict = field(default_factory=dict)  # (match, g) -> [steps, tokens per step, seconds per step]
+    line: tuple | None = None  # the verify line for g >= 1, see _fit
+
+    def __post_init__(self):
+        self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=1000)
+
+    def acceptance(self, match: int | None = None) -> float:
+        """Estimated per-token acceptance (Beta(1, 1) prior) for this match length (None: a model draft)."""
+        acc, tested = self.counts.get(match, (0, 0))
+        return (acc + 1.0) / (tested + 2.0)
+
+    def verify_seconds(self, g: int) -> float:
+        """Expected verify seconds with g drafts: the measured mean, else a straight line through the g >= 1 means.
+
+        g = 0 is a plain step (no acceptance test, a cheaper path) and is kept apart from the line.
+        """
+        m = self.verify.get(g)
+        if m is not None and m.n >= 2:
+            return m.value
+        plain = self.verify[0].value if 0 in self.verify else float("nan")
+        if g == 0:
+            return plain
+        if self.line is None:  # nothing drafted yet: a plain step plus the prior slope per token read
+            return plain * (1.0 + self.prior_slope * g)
+        k0, v0, slope = self.line
+        if slope is None:  # one γ measured: the prior slope through it
+            slope = self.prior_slope * plain
+        return max(v0 + slope * (g - k0), 1e-9)
+
+    def _fit(self) -> None:
+        """Refit the verify line (g >= 1): (centre g, mean seconds there, slope or None for one point)."""
+        pts = [(k, v.value) for k, v in self.verify.items() if v.n and k > 0]
+        if not pts:
+            self.line = None
+            return
+        n = len(pts)
+        mx = sum(k for k, _ in pts) / n
+        my = sum(v for _, v in pts) / n
+        if n == 1:
+            self.line = (mx, my, None)
+            return
+        sxx = sum((k - mx) ** 2 for k, _ in pts)
+        self.line = (mx, my, max(sum((k - mx) * (v - my) for k, v in pts) / sxx, 0.0))
+
+    def rates(self, top: int, match: int | None = None) -> list:
+        """Expected tokens per second for g = 0..top drafts.
+
+        Where g has been run `trust` times at this match length, its measured tokens and seconds
+        per step are used as they are; elsewhere the cost model (geometric acceptance at the
+        estimated a, the fitted verify line, the measured draft time per token) fills in.
+        """
+        a = self.acceptance(match)
+        td = self.draft.value if self.draft.n else 0.0
+        out = []
+        for g in range(top + 1):
+            seen = self.seen.get((match, g))
+            if g > 0 and seen is not None and seen[0] >= self.trust:
+                out.append(seen[1] / seen[2] if seen[2] > 0 else 0.0)
+                continue
+            cost = g * td + self.verify_seconds(g)
+            out.append(expected_emitted(a, g) / cost if cost > 0 else 0.0)
+        return out
+
+    def choose(self, room, run=None, match=None) -> int:
+        top = min(self.max_gamma, room, len(run) if run is not None else room)
+        if top <= 0:
+            return 0
+        if 0 not in self.verify:  # measure one plain step first: the rate to beat
+            return 0
+        rates = self.rates(top, match)
+        best = max(range(len(rates)), key=lambda g: (rates[g], -g))
+        last = min(self.last, top)
+        if rates[best] < (1.0 + self.hysteresis) * rates[last]:
+            best = last  # not clearly better: stay (every switch back to drafting makes the draft catch up)
+        if best == 0:
+            self.zero_streak += 1
+            if self.zero_streak >= self.probe_after:  # look again, cheaply: one draft
+                self.zero_streak = 0
+                self.probe_after = min(2 * self.probe_after, 256)
+                return 1
+            return 0
+        self.zero_streak = 0
+        self.drafting_steps += 1
+        nxt = self.seen.get((match, best + 1))
+        if best < top and (nxt is None or nxt[0] < self.trust) and self.drafting_steps % 8 == 0:
+            return best + 1  # measure the next length too, so the choice rests on measurements
+        return best
+
+    def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
+        self.verify.setdefault(gamma, _Mean()).add(verify_s)
+        if gamma > 0:
+            self._fit()
+        self.last = gamma
+        if gamma > 0:
+            self.draft.add(draft_s / gamma)
+            c = self.counts.setdefault(match, [0, 0])
+            c[0] += accepted
+            c[1] += min(accepted + 1, gamma)
+            if accepted > 0:
+                self.probe_after = 4
+            seen = self.seen.setdefault((match, gamma), [0, 0.0, 0.0])
+            w = 1.0 / min(seen[0] + 1, 32)  # running means of tokens and seconds per step, forgetting slowly
+            seen[0] += 1
+            seen[1] += w * (accepted + 1 - seen[1])
+            seen[2] += w * (draft_s + verify_s - seen[2])
+
+
+def as_chooser(gamma) -> GammaChooser:
+    """A GammaChooser from a whole number, "auto", or a chooser (returned as is); errors name `gamma`."""
+    if isinstance(gamma, GammaChooser):
+        return gamma
+    if isinstance(gamma, str):
+        if gamma.strip().lower() == AUTO:
+            return AutoGamma()
+        raise ValueError(f"gamma must be a whole number >= 0 or 'auto', got {gamma!r}")
+    return FixedGamma(gamma)
