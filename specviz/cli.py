@@ -319,6 +319,7 @@ def add_run_parser(sub) -> None:
     run.add_argument("--draft", default="bundled", help="draft model (default %(default)s)")
     run.add_argument("--prompt", default="ROMEO:\n", help="prompt text (default %(default)r)")
     run.add_argument("--max-new-tokens", type=positive_int, default=64, help="tokens to generate (default %(default)s)")
+
     def gamma_value(text):
         if text.strip().lower() == "auto":
             return "auto"

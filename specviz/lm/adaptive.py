@@ -52,7 +52,6 @@ True
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ..checks import integer
