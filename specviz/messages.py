@@ -503,10 +503,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "dashboard.real_models": {"en": "Real models", "zh": "真实模型"},
     "dashboard.real_models_text": {
         "en": "A small target and a smaller draft language model generate text with speculative decoding: "
-        "every token is coloured by its fate (accepted, resampled, bonus), and any token opens its real p and q "
-        "as a money diagram.",
-        "zh": "一个小的目标语言模型和一个更小的草稿模型用推测解码生成文本：每个词元按其结局（接受、重采样、"
-        "额外词元）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
+        "pick the bundled pair, a fetched catalogue model with prompt lookup, or your own models, and γ as a "
+        "number or auto. Every token is coloured by its fate (accepted, resampled, bonus, plain target draw), "
+        "and any token opens its real p and q as a money diagram.",
+        "zh": "一个小的目标语言模型和一个更小的草稿模型用推测解码生成文本：可以选内置模型对、已下载的目录模型"
+        "（配合提示词查找）或你自己的模型，γ 可以设为固定值或自动。每个词元按其结局（接受、重采样、额外词元、"
+        "直接从目标模型抽取）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
     },
     "dashboard.real_models_missing": {
         "en": "The real-model view is not available in this installation ({error}). The other tabs do not need it.",
@@ -875,6 +877,61 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.list_sep": {"en": ", ", "zh": "；"},
     "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要推测）"},
     "live.payoff_gain": {"en": "{speedup:.2f}× (best γ = {gamma})", "zh": "{speedup:.2f}×（最佳 γ = {gamma}）"},
+    # the live view's model choice, chat template, end token and γ "auto" (specviz.lm.live_models, live_controls)
+    "live.models": {"en": "models", "zh": "模型"},
+    "live.choice_bundled": {"en": "bundled pair (Shakespeare, offline)", "zh": "内置模型对（莎士比亚，离线可用）"},
+    "live.choice_lookup": {"en": "{name} + prompt lookup", "zh": "{name} + 提示词查找"},
+    "live.choice_not_fetched": {"en": "{label} (not fetched yet)", "zh": "{label}（尚未下载）"},
+    "live.choice_custom": {
+        "en": "other: type a target and a draft below",
+        "zh": "其他：在下面输入目标模型和草稿模型",
+    },
+    "live.models_hint": {
+        "en": "Pick a pair, or type a catalogue name, a folder, a .gguf file or a hub id, then press Load pair.",
+        "zh": "选一个模型对，或输入目录中的模型名、文件夹、.gguf 文件或模型仓库 id，然后按“加载模型对”。",
+    },
+    "live.model_fetched": {"en": "{name}: fetched, ready to load", "zh": "{name}：已下载，可以加载"},
+    "live.model_needs_fetch": {
+        "en": "{name}: not fetched yet; run {command} once in a terminal (loading never downloads)",
+        "zh": "{name}：尚未下载；请先在终端运行一次 {command}（加载时从不下载）",
+    },
+    "live.not_fetched": {
+        "en": "The {role} model {name} has not been fetched yet: run “specviz models fetch {name}” once in a "
+        "terminal, then press Load pair again (loading never downloads).",
+        "zh": "{role} {name} 尚未下载：请先在终端运行一次“specviz models fetch {name}”，再按“加载模型对”"
+        "（加载时从不下载）。",
+    },
+    "live.chat": {"en": "use the chat template", "zh": "使用聊天模板"},
+    "live.show_prompt": {"en": "Show the formatted prompt", "zh": "显示格式化后的提示词"},
+    "live.show_prompt_tip": {
+        "en": "the exact text the model reads: the prompt inside the chat template, special tokens included",
+        "zh": "模型实际读到的文本：套上聊天模板的提示词，包括特殊 token",
+    },
+    "live.formatted_head": {"en": "What the model reads ({n} tokens):", "zh": "模型读到的内容（{n} 个 token）："},
+    "live.formatted_plain": {
+        "en": "no chat template: the prompt as typed",
+        "zh": "没有使用聊天模板：就是输入的提示词",
+    },
+    "live.formatted_chat": {
+        "en": "the prompt inside the model's chat template",
+        "zh": "套上模型聊天模板之后的提示词",
+    },
+    "live.ignore_eos": {
+        "en": "ignore the end token (keep generating after the end of the turn)",
+        "zh": "忽略结束 token（回合结束后继续生成）",
+    },
+    "live.gamma_auto": {"en": "auto", "zh": "自动"},
+    "live.gamma_auto_longest": {"en": "auto (longest {longest})", "zh": "自动（最长 {longest}）"},
+    "live.steps_title": {"en": "Verify steps, latest first", "zh": "验证步（最新的在前）"},
+    "live.steps_more": {"en": "the latest {shown} of {total}", "zh": "共 {total} 步，显示最近 {shown} 步"},
+    "live.steps_empty": {
+        "en": "each verify step appears here: how many tokens were drafted (γ) and how many kept",
+        "zh": "这里会逐个列出验证步：起草了几个 token（γ），保留了几个",
+    },
+    "live.steps_col_step": {"en": "step", "zh": "步"},
+    "live.steps_col_gamma": {"en": "γ drafted", "zh": "起草数 γ"},
+    "live.steps_col_accepted": {"en": "accepted", "zh": "接受数"},
+    "live.steps_col_tokens": {"en": "tokens out", "zh": "产出的 token"},
     # figures of the real-model view (specviz.lm.figures)
     "lmfig.other": {"en": "other", "zh": "其他"},
     "lmfig.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},
@@ -956,6 +1013,33 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "lmfig.sweep_x": {"en": "γ (drafted tokens per verify step)", "zh": "γ（每个验证步的草稿 token 数）"},
     "lmfig.sweep_y": {"en": "speedup over autoregressive", "zh": "相对自回归的加速比"},
+    "lmfig.sweep_auto": {"en": "auto γ (measured)", "zh": "自动 γ（实测）"},
+    "lmfig.sweep_hover_auto": {
+        "en": "auto γ: %{y:.2f}× measured<extra></extra>",
+        "zh": "自动 γ：实测 %{y:.2f}×<extra></extra>",
+    },
+    "lmfig.gamma_steps_title": {"en": "γ at each verify step", "zh": "每个验证步的 γ"},
+    "lmfig.gamma_steps_sub": {
+        "en": "{setting}: {mean:.2f} drafted per step on average, longest {longest}, {steps} steps",
+        "zh": "{setting}：平均每步起草 {mean:.2f} 个，最长 {longest} 个，共 {steps} 步",
+    },
+    "lmfig.gamma_steps_auto": {"en": "γ auto", "zh": "γ 自动"},
+    "lmfig.gamma_steps_empty": {
+        "en": "how many tokens each verify step drafted appears here",
+        "zh": "这里会显示每个验证步起草了几个 token",
+    },
+    "lmfig.gamma_drafted": {"en": "drafted (γ of the step)", "zh": "起草数（该步的 γ）"},
+    "lmfig.gamma_accepted": {"en": "accepted", "zh": "被接受数"},
+    "lmfig.gamma_drafted_hover": {
+        "en": "step %{x}: %{y} drafted<extra></extra>",
+        "zh": "第 %{x} 步：起草 %{y} 个<extra></extra>",
+    },
+    "lmfig.gamma_accepted_hover": {
+        "en": "step %{x}: %{y} accepted<extra></extra>",
+        "zh": "第 %{x} 步：接受 %{y} 个<extra></extra>",
+    },
+    "lmfig.verify_step_axis": {"en": "verify step", "zh": "验证步"},
+    "lmfig.tokens_axis": {"en": "tokens", "zh": "token 数"},
     "lmfig.payoff_title": {
         "en": "When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..{max_gamma}, against the draft's cost c",

@@ -356,8 +356,10 @@ def test_app_messages_are_chinese(zh):
 
 
 def without_data(text: str, *names: str) -> str:
-    """`text` without what is data, not UI text: token names in “quotes” and the given `names` (models, URLs)."""
+    """`text` without what is data, not UI text: token names in “quotes”, elements of class specviz-data
+    (generated text, commands and model names as typed) and the given `names` (models, URLs)."""
     text = re.sub(r"“[^”]*”", " ", str(text))
+    text = re.sub(r"<(\w+) class='[^']*specviz-data[^']*'[^>]*>.*?</\1>", " ", text, flags=re.S)
     for name in names:
         text = text.replace(html.escape(name), " ").replace(name, " ")
     return text
@@ -390,7 +392,8 @@ def lm_figure_calls(pair, result, stats):
         "per_position_figure": [((stats,), {}), ((None,), {"gamma": 3})],
         "accepted_hist_figure": [((stats,), {}), ((None,), {"gamma": 3})],
         "throughput_figure": [((), {}), ((120.0,), {}), ((120.0, 80.0, 110.0), {})],
-        "gamma_sweep_figure": [((), {}), (sweep, {})],
+        "gamma_sweep_figure": [((), {}), (sweep, {}), (sweep, {"auto": 1.25})],
+        "gamma_steps_figure": [((), {}), (([4, 0, 2], [4, 0, 1], "auto"), {}), (([3, 3], [1, 3], 3), {})],
         "payoff_figure": [((0.7,), {})],
         "position_money_diagram": [((p, q, ["a", LF.other_label(), "b"]), {})]
         + [((c["p"], c["q"], c["names"], c["title"], c["subtitle"]), {}) for c in closeups if c["q"] is not None],
@@ -400,6 +403,7 @@ def lm_figure_calls(pair, result, stats):
             ((None,), {}),
             ((stats, 4, (120.0, 80.0, 110.0), sweep, closeups[1]["patch"]), {}),
             ((stats, 4, (120.0, 80.0, 110.0), sweep, closeups[2]["patch"]), {}),
+            ((stats, 4), {"gamma_steps": ([4, 0, 2], [4, 0, 1], "auto")}),
         ],
         "acceptance_figure": [((stats,), {}), ((None,), {})],
     }
@@ -423,8 +427,10 @@ def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
     assert problems_in(figure_texts(LF.live_figure(None))) and problems_in(figure_texts(LF.payoff_figure(0.7)))
 
 
-def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_run):
-    """The live view after a run with its baseline, a close-up of each fate, a γ sweep and a bad prompt."""
+def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_run, monkeypatch, tmp_path):
+    """The live view after a run with its baseline, a close-up of each fate, a γ sweep, the formatted prompt,
+    a γ-auto run and sweep, an unfetched model and a bad prompt."""
+    from specviz.lm import catalog
     from specviz.lm.live import live_app
 
     pair = bundled_run[0]
@@ -438,15 +444,26 @@ def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_ru
             seen += widget_texts(app)
     assert app.gamma_sweep(blocking=True, gammas=(1, 2)) is not None
     seen += widget_texts(app)
+    app.show_prompt.value = True  # what the model reads
+    assert "specviz-formatted-prompt" in app.controls.formatted_prompt.value
+    app.gamma.value = "auto"
+    assert app.generate(blocking=True) is not None and not app.message_text, app.message_text
+    assert app.gamma_sweep(blocking=True, gammas=(1,)) is not None and app.sweep_data["auto"] is not None
+    seen += widget_texts(app)
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # nothing fetched here
+    app.load("smollm2-135m", "prompt-lookup")
+    assert app.pair is pair and CJK.search(app.message_text) and "尚未下载" in app.pair_choice.label
+    seen += widget_texts(app)
     app.prompt.value = ""
     assert app.generate(blocking=True) is None and CJK.search(app.message_text)
     seen += widget_texts(app)
-    names = (pair.target.name, pair.draft.name)
+    names = (pair.target.name, pair.draft.name, *catalog.MODELS)  # model names are shown as they are typed
     generated = "<div class='specviz-text'"  # the prompt and the generated text are data (Shakespeare), not UI text
     problems = problems_in([(w, without_data(x, *names)) for w, x in seen if not x.startswith(generated)])
     assert not problems, "English left in the live view under zh:\n" + "\n".join(sorted(set(problems)))
     assert "完成" in app.status.value or "γ 扫描" in app.status.value
     assert all(CJK.search(t_) for t_ in (app.legend.value, app.stats_html.value, app.payoff_html.value))
+    assert all(CJK.search(t_) for t_ in (app.steps_html.value, app.models_hint.value))
 
 
 def test_live_jobs_and_fates_speak_chinese(zh):

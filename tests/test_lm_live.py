@@ -9,6 +9,7 @@ from __future__ import annotations
 import doctest
 import html
 import math
+import os
 import re
 import sys
 import time
@@ -168,7 +169,11 @@ def test_greedy_run_and_settings_reach_the_engine(ngram_pair):
     r = app.generate(blocking=True)
     assert r is not None and r.gamma == 2
     assert set(r.fates()) <= {"accepted", "resampled", "bonus"}
-    assert app.current_run.kw == dict(temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, seed=0)
+    assert app.current_run.kw == dict(
+        temperature=0.0, top_k=3, top_p=0.9, max_new_tokens=20, seed=0, stop_at_eos=True
+    )  # the live view stops at the end token unless "ignore the end token" is ticked
+    app.ignore_eos.value = True
+    assert app.generate(blocking=True) is not None and app.current_run.kw["stop_at_eos"] is False
 
 
 # ----------------------------------------------------------------------------- one token up close
@@ -253,12 +258,17 @@ def test_figure_builders_match_their_patches(ngram_pair):
         for meta, props in data.items():
             _same(LF.trace_by_meta(fig, meta).y, props["y"])
     fig = LF.gamma_sweep_figure([1, 2], [1.1, 1.3], [1.5, 1.7], [1.2, 1.4])
-    assert [t.meta for t in fig.data] == ["sweep_measured", "sweep_bound", "sweep_predicted", "break_even"]
+    metas = ["sweep_measured", "sweep_bound", "sweep_predicted", "break_even", "sweep_auto"]
+    assert [t.meta for t in fig.data] == metas
     assert "best measured γ = 2" in fig.layout.title.subtitle.text
+    assert list(LF.trace_by_meta(fig, "sweep_auto").y) == [None, None]  # no auto run: no level line
+    assert (
+        list(LF.trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
+    )
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
-    from specviz.lm import closeup, live_controls, live_jobs, live_render, payoff
+    from specviz.lm import closeup, live_controls, live_jobs, live_models, live_render, payoff
 
-    for mod in (LF, L, live_controls, live_render, live_jobs, closeup, payoff):
+    for mod in (LF, L, live_controls, live_render, live_jobs, live_models, closeup, payoff):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0, mod.__name__
 
@@ -671,3 +681,223 @@ def test_bundled_pair_in_the_live_view():
     r = app.generate(blocking=True)
     assert r is not None and len(_spans(app)) == 40
     assert "".join(app.token_pieces) == r.text
+
+
+# ----------------------------------------------------------------------------- fates, model choice, instruct models, γ auto
+
+
+def _lookup_pair(V=8, seed=0):
+    """A toy target with a prompt-lookup draft: a step whose context has no match drafts 0 tokens (fate "target")."""
+    from specviz.lm.prompt_lookup import PromptLookupModel
+
+    return Pair(
+        NGramModel.random(V, seed=seed, concentration=0.5, name="ngram-target"), PromptLookupModel(vocab_size=V)
+    )
+
+
+LOOKUP_PROMPT = "0 1 2 3 0 1 2 3 0 1 2"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_fate_of_a_run_has_a_legend_entry(lang):
+    from specviz.i18n import set_language, t
+    from specviz.lm.results import FATE_COLORS, FATE_KEYS, FATES
+
+    app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma=4, max_new_tokens=60, seed=1, ar_baseline=False)
+    r = app.generate(blocking=True)
+    assert r is not None, app.message_text
+    assert "target" in r.fates() and any(len(s.drafted) == 0 for s in r.steps)  # a step that drafted nothing
+    assert set(r.fates()) <= set(FATES)
+    before = L.legend_html()
+    try:
+        set_language(lang)
+        legend = L.legend_html()
+        for fate in set(r.fates()) | set(FATES):
+            label = t(FATE_KEYS[fate], lang=lang)
+            assert html.escape(label) in legend, (lang, fate)
+            assert f"border-bottom:3px solid {FATE_COLORS[fate]}" in legend, fate
+        assert len(set(re.findall(r"specviz-legend-(\w+)", legend))) == len(FATES)
+    finally:
+        set_language("en")
+    assert before == L.legend_html() and "plain target draw" in app.legend.value
+
+
+def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeypatch, tmp_path):
+    from specviz.i18n import set_language
+    from specviz.lm import catalog
+    from specviz.lm.live_models import CUSTOM, pair_choices
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
+    values = [v for _, v in pair_choices()]
+    assert values[0] == ("bundled", "bundled") and ("smollm2-135m", "prompt-lookup") in values and values[-1] == CUSTOM
+    assert {name for name in catalog.MODELS} <= {v[0] for v in values if v != CUSTOM}
+    app = L.live_app(ngram_pair, prompt="0", max_new_tokens=10, ar_baseline=False)
+    assert app.pair_choice.value == ("bundled", "bundled")
+    assert isinstance(app.target_text, L.W.Combobox) and not app.target_text.ensure_option
+    assert "prompt-lookup" in app.draft_text.options and "smollm2-135m" in app.target_text.options
+    app.pair_choice.value = ("smollm2-135m", "prompt-lookup")
+    assert (app.target_text.value, app.draft_text.value) == ("smollm2-135m", "prompt-lookup")
+    assert "not fetched yet" in app.pair_choice.label
+    assert "specviz models fetch smollm2-135m" in app.models_hint.value
+    app.target_text.value = "HuggingFaceTB/SmolLM2-135M-Instruct"  # free text: a hub id
+    assert app.pair_choice.value == CUSTOM and app.draft_text.value == "prompt-lookup"
+    # an unfetched catalogue model: a message in the current language, no traceback, the pair stays
+    for lang, words in (("en", "has not been fetched yet"), ("zh", "尚未下载")):
+        set_language(lang)
+        try:
+            app.load("smollm2-135m", "prompt-lookup", device="cpu")
+        finally:
+            set_language("en")
+        assert words in app.message_text and "specviz models fetch smollm2-135m" in app.message_text
+        assert "Traceback" not in app.message_text and app.pair is ngram_pair and not app.busy
+    assert app.generate(blocking=True) is not None and app.message_text == ""  # still usable
+    # once fetched (a fetch in a terminal), the choice says so without a restart
+    monkeypatch.setattr(catalog, "local_path", lambda name, cache=None: tmp_path / "model.gguf")
+    app.controls.models.refresh()
+    assert "not fetched" not in app.pair_choice.label and "fetched, ready to load" in app.models_hint.value
+
+
+def _chat_pair(hf_folders, template=True):
+    target, draft, _ = hf_folders
+    pair = load_pair(str(target), str(draft), device="cpu")
+    if template:
+        pair.tokenizer.chat_template = (
+            "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+            "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+        )
+    return pair
+
+
+def test_an_instruct_model_reads_its_chat_template_greedily_and_stops_at_the_end(hf_folders):
+    from specviz.lm.live_models import DEFAULT_CHAT_PROMPT, sampling_defaults
+    from specviz.lm.loading import format_prompt
+
+    pair = _chat_pair(hf_folders)
+    assert sampling_defaults(_chat_pair(hf_folders, template=False)) is None  # a base model: controls untouched
+    app = L.live_app(pair, max_new_tokens=12, ar_baseline=False, temperature=0.9, top_k=5)
+    # greedy (its generation config does not sample) and a chat prompt instead of Shakespeare
+    assert (app.temperature.value, app.top_k.value, app.top_p.value) == (0.0, 0, 1.0)
+    assert app.prompt.value == DEFAULT_CHAT_PROMPT and not app.chat_checkbox.disabled
+    app.prompt.value = "Hi"
+    r = app.generate(blocking=True)
+    assert r is not None, app.message_text
+    assert app.current_run.prompt_ids == format_prompt(pair.tokenizer, "Hi") == r.prompt_ids
+    assert "<|user|>Hi" in pair.tokenizer.decode(r.prompt_ids)
+    # "Show the formatted prompt": the templated text, special markers included
+    assert app.controls.formatted_prompt.layout.display == "none"
+    app.show_prompt.value = True
+    shown = html.unescape(app.controls.formatted_prompt.value)
+    assert "<|user|>Hi\n<|assistant|>" in shown and f"({len(r.prompt_ids)} tokens)" in shown
+    app.chat_checkbox.value = False  # the prompt as typed
+    assert "<|user|>" not in html.unescape(app.controls.formatted_prompt.value)
+    assert app.generate(blocking=True).prompt_ids == pair.tokenizer.encode("Hi", add_special_tokens=False)
+    app.chat_checkbox.value = True
+    # it stops at the end token by default; "ignore the end token" goes on to max new tokens
+    app.ignore_eos.value = True
+    full = app.generate(blocking=True)
+    assert len(full.new_ids) == 12
+    end = full.new_ids[2]
+    pair.target.model.generation_config.eos_token_id = end  # the end of turn is that token
+    app.ignore_eos.value = False
+    cut = app.generate(blocking=True)
+    assert cut.new_ids == full.new_ids[: full.new_ids.index(end) + 1] and len(cut.new_ids) <= 3
+    # a generation config that samples gives its own settings
+    pair.target.model.generation_config.do_sample = True
+    pair.target.model.generation_config.temperature = 0.7
+    pair.target.model.generation_config.top_p = 0.9
+    pair.target.model.generation_config.top_k = 20
+    assert sampling_defaults(pair) == dict(temperature=0.7, top_k=20, top_p=0.9)
+
+
+def test_loading_an_instruct_model_sets_its_defaults_and_another_pair_puts_them_back(hf_folders, ngram_pair):
+    pair = _chat_pair(hf_folders)
+    app = L.live_app(ngram_pair, prompt="ROMEO:\n", max_new_tokens=10, ar_baseline=False, temperature=0.8)
+    assert app.prompt.value == "0"  # a toy pair reads token ids
+    app.prompt.value = "ROMEO:\n"
+    app._set_pair(pair)  # what a load does once the models are in
+    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Repeat this sentence")
+    app._set_pair(_chat_pair(hf_folders, template=False))  # a base model: what was set before
+    assert app.temperature.value == 0.8 and app.prompt.value == "ROMEO:\n" and app.chat_checkbox.disabled
+    keep = L.live_app(pair, max_new_tokens=10, ar_baseline=False, temperature=0.8, model_defaults=False)
+    assert keep.temperature.value == 0.8 and keep.prompt.value == "ROMEO:\n"
+
+
+def test_gamma_auto_in_the_live_view():
+    from specviz.lm.live_controls import GAMMA_CHOICES
+
+    assert GAMMA_CHOICES[0] == "auto" and list(GAMMA_CHOICES[1:]) == list(range(9))
+    app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma="auto", max_new_tokens=80, seed=2, ar_baseline=False)
+    assert app.gamma.value == "auto" and ("auto", "auto") in [(v, v) for _, v in app.gamma.options]
+    r = app.generate(blocking=True)
+    assert r is not None, app.message_text
+    assert r.gamma == "auto" and app.current_run.gamma == "auto"
+    drafted = [len(s.drafted) for s in r.steps]
+    assert len(set(drafted)) > 1, drafted  # the engine chose different draft lengths
+    # the γ of each verify step: the plot and the step table
+    fw = app.figures["gamma_steps"]
+    assert list(LF.trace_by_meta(fw, "gamma_drafted").y) == drafted
+    assert list(LF.trace_by_meta(fw, "gamma_accepted").y) == [s.accepted for s in r.steps]
+    assert list(LF.trace_by_meta(fw, "gamma_drafted").x) == list(range(1, len(drafted) + 1))
+    title = next(a.text for a in fw.layout.annotations if a.name == "title:gamma_steps")
+    assert "γ auto" in title and f"longest {max(drafted)}" in title
+    rows = re.findall(r"<tr><td[^>]*>(\d+)</td><td[^>]*>(\d+)</td><td[^>]*>(\d+)</td>", app.steps_html.value)
+    latest = [(str(s.index + 1), str(len(s.drafted)), str(s.accepted)) for s in r.steps][::-1][:40]
+    assert rows == latest
+    # nothing sized by a fixed γ: the per-position plot follows the longest draft
+    st = spec_stats(r)
+    assert st.gamma == max(drafted)
+    assert list(LF.trace_by_meta(app.figure, "unconditional").x) == list(range(1, max(drafted) + 1))
+    assert len(LF.trace_by_meta(app.figure, "accepted_measured").x) == max(drafted) + 1
+    assert f"auto (longest {max(drafted)})" in app.stats_html.value
+    # the γ sweep keeps its fixed points and adds the auto run as a level line
+    data = app.gamma_sweep(blocking=True, gammas=(1, 2))
+    assert data is not None, app.message_text
+    assert data["gammas"] == [1, 2] and data["auto"] is not None and data["auto"]["result"].gamma == "auto"
+    assert list(LF.trace_by_meta(app.figure, "sweep_auto").y) == pytest.approx([data["auto"]["measured"]] * 2)
+    assert "γ=auto" in app.status.value
+
+
+@pytest.mark.parametrize("gamma", [0, 3])
+def test_fixed_gamma_steps_are_shown_too(gamma, ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=gamma, max_new_tokens=20, seed=0, ar_baseline=False)
+    r = app.generate(blocking=True)
+    assert r is not None, app.message_text
+    drafted = [len(s.drafted) for s in r.steps]
+    assert set(drafted[:-1]) == {gamma} and drafted[-1] <= gamma  # the last step drafts at most what is left
+    assert list(LF.trace_by_meta(app.figure, "gamma_drafted").y) == drafted
+    assert f"γ = {gamma}" in next(a.text for a in app.figure.layout.annotations if a.name == "title:gamma_steps")
+    if gamma == 0:  # plain target steps: every token is a target draw, and the legend says so
+        assert set(app.token_fates) == {"target"} and "plain target draw" in app.legend.value
+        sel = app.select_token(5)  # its close-up: p only, no draft
+        assert sel is not None and sel["fate"] == "target" and sel["q"] is None, app.message_text
+
+
+def test_a_new_run_after_a_selection_shows_no_error(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=30, seed=0, ar_baseline=False)
+    assert app.generate(blocking=True) is not None
+    app.token_selector.value = 17  # a token picked with the slider
+    assert app.selected["position"] == 17 and app.message_text == ""
+    assert app.generate(blocking=True) is not None  # the new run resets the slider: no "generate first"
+    assert app.message_text == "" and app.token_selector.max == 29
+
+
+@pytest.mark.skipif(os.environ.get("SPECVIZ_SKIP_SMOLLM2") == "1", reason="SPECVIZ_SKIP_SMOLLM2=1: SmolLM2 tests off")
+def test_smollm2_with_prompt_lookup_as_a_lecturer_runs_it():
+    """The model choice's SmolLM2 + prompt lookup, loaded by the app: chat template, greedy, γ auto, end of turn."""
+    from specviz.lm import catalog
+    from specviz.lm.engine import eos_ids
+
+    catalog.fetch("smollm2-135m")  # a no-op after `make models`
+    app = L.live_app(None, load=False, gamma="auto", max_new_tokens=60, ar_baseline=False)
+    app.pair_choice.value = ("smollm2-135m", "prompt-lookup")
+    assert "not fetched" not in app.pair_choice.label
+    app.load(device="cpu", blocking=True)
+    assert app.pair is not None, app.message_text
+    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Repeat this sentence")
+    app.show_prompt.value = True
+    assert "&lt;|im_start|&gt;user" in app.controls.formatted_prompt.value
+    r = app.generate(blocking=True)
+    assert r is not None and app.message_text == "", app.message_text
+    assert r.gamma == "auto" and "quick brown fox" in r.text
+    assert r.new_ids[-1] in eos_ids(app.pair) and len(r.new_ids) < 60  # it stopped at the end of its turn
+    assert any(len(s.drafted) > 1 for s in r.steps)  # prompt lookup found the sentence to copy

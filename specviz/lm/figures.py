@@ -297,7 +297,7 @@ def throughput_figure(
 # ----------------------------------------------------------------------------- γ sweep
 
 
-def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
+def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=(), auto=None) -> dict:
     gammas = [int(g) for g in gammas]
     m, b, pr = _nan_list(measured), _nan_list(bound), _nan_list(predicted)
     best = ""
@@ -306,13 +306,15 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
         v, g = max(finite)
         best = t("lmfig.sweep_best", gamma=g, speedup=v)
     hi = max(8, max(gammas) if gammas else 8)
-    top = max([v for v in m + b + pr if v is not None] + [1.5]) * 1.15
+    a = [] if auto is None else [v for v in _nan_list([auto]) if v is not None]
+    top = max([v for v in m + b + pr + a if v is not None] + [1.5]) * 1.15
     return {
         "data": {
             "sweep_measured": dict(x=gammas, y=m),
             "sweep_bound": dict(x=gammas, y=b),
             "sweep_predicted": dict(x=gammas, y=pr),
             "break_even": dict(x=[0.5, hi + 0.5], y=[1, 1]),
+            "sweep_auto": dict(x=[0.5, hi + 0.5], y=_nan_list([auto, auto]) if auto is not None else [None, None]),
         },
         "layout": {
             "title_subtitle_text": best or t("lmfig.sweep_empty"),
@@ -322,14 +324,17 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=()) -> dict:
     }
 
 
-def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: int = 380) -> go.Figure:
+def gamma_sweep_figure(
+    gammas=(), measured=(), bound=(), predicted=(), height: int = 380, auto: float | None = None
+) -> go.Figure:
     """Measured speedup over autoregressive decoding vs γ, against the theory curves.
 
     Traces: "sweep_measured" (speculative tokens/s ÷ autoregressive tokens/s), "sweep_bound" (the textbook
     (1 − α^(γ+1)) / ((1 − α)(γc + 1)) at the measured α and c), "sweep_predicted" (the cost model
-    from measured draft-token and verify-step times) and "break_even" (speedup 1).
+    from measured draft-token and verify-step times), "break_even" (speedup 1) and "sweep_auto"
+    (the measured speedup of a γ-auto run as a level line, when `auto` is given).
     """
-    patch = gamma_sweep_patch(gammas, measured, bound, predicted)
+    patch = gamma_sweep_patch(gammas, measured, bound, predicted, auto)
     d = patch["data"]
     fig = go.Figure()
     fig.add_scatter(
@@ -366,12 +371,79 @@ def gamma_sweep_figure(gammas=(), measured=(), bound=(), predicted=(), height: i
         line=dict(color="#999", width=1),
         **d["break_even"],
     )
+    fig.add_scatter(
+        name=t("lmfig.sweep_auto"),
+        meta="sweep_auto",
+        mode="lines",
+        line=dict(color=PALETTE["reference"], dash="dashdot", width=2),
+        hovertemplate=t("lmfig.sweep_hover_auto"),
+        **d["sweep_auto"],
+    )
     base_layout(
         fig,
         t("lmfig.sweep_title") + "<br>" + patch["layout"]["title_subtitle_text"],
         height=height,
         xaxis=dict(title=t("lmfig.sweep_x"), dtick=1, range=patch["layout"]["xaxis_range"]),
         yaxis=dict(title=t("lmfig.sweep_y"), range=patch["layout"]["yaxis_range"]),
+    )
+    return fig
+
+
+# ----------------------------------------------------------------------------- γ at each verify step
+
+
+def gamma_steps_patch(drafted=(), accepted=(), setting=None) -> dict:
+    """Data of `gamma_steps_figure`."""
+    d, a = [int(g) for g in drafted], [int(k) for k in accepted]
+    xs = list(range(1, len(d) + 1))
+    if d:
+        name = t("lmfig.gamma_steps_auto") if setting == "auto" else ("γ" if setting is None else f"γ = {setting}")
+        sub = t("lmfig.gamma_steps_sub", setting=name, mean=sum(d) / len(d), longest=max(d), steps=len(d))
+    else:
+        sub = t("lmfig.gamma_steps_empty")
+    return {
+        "data": {"gamma_drafted": dict(x=xs, y=d), "gamma_accepted": dict(x=xs[: len(a)], y=a)},
+        "layout": {
+            "title_subtitle_text": sub,
+            "xaxis_range": [0.4, max(len(d), 10) + 0.6],
+            "yaxis_range": [0, max(d + [1]) + 0.6],
+        },
+    }
+
+
+def gamma_steps_figure(drafted=(), accepted=(), setting=None, height: int = 300) -> go.Figure:
+    """How many tokens each verify step drafted (its γ; with γ "auto" it changes step by step) and kept.
+
+    Traces: "gamma_drafted" bars (len(record.drafted) per step; 0: a plain target step) and
+    "gamma_accepted" markers (record.accepted). `setting` ("auto" or a whole number) names
+    the run's γ in the subtitle.
+    """
+    patch = gamma_steps_patch(drafted, accepted, setting)
+    d = patch["data"]
+    fig = go.Figure()
+    fig.add_bar(
+        name=t("lmfig.gamma_drafted"),
+        meta="gamma_drafted",
+        marker=dict(color=rgba(PALETTE["q"], 0.45), line=dict(color=PALETTE["q"], width=1)),
+        hovertemplate=t("lmfig.gamma_drafted_hover"),
+        **d["gamma_drafted"],
+    )
+    fig.add_scatter(
+        name=t("lmfig.gamma_accepted"),
+        meta="gamma_accepted",
+        mode="markers",
+        marker=dict(
+            symbol="line-ew-open", size=12, color=PALETTE["overlap"], line=dict(width=3, color=PALETTE["overlap"])
+        ),
+        hovertemplate=t("lmfig.gamma_accepted_hover"),
+        **d["gamma_accepted"],
+    )
+    base_layout(
+        fig,
+        t("lmfig.gamma_steps_title") + "<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title=t("lmfig.verify_step_axis"), range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.tokens_axis"), dtick=1, range=patch["layout"]["yaxis_range"]),
     )
     return fig
 
@@ -599,7 +671,8 @@ LIVE_PANELS = {  # panel -> (row, col, axis number, message of the default title
     "accepted_hist": (1, 2, 2, "lmfig.hist_title"),
     "throughput": (2, 1, 3, "lmfig.tps_title"),
     "sweep": (2, 2, 4, "lmfig.sweep_title"),
-    "money": (3, 1, 5, "lmfig.money_title"),
+    "gamma_steps": (3, 1, 5, "lmfig.gamma_steps_title"),
+    "money": (4, 1, 6, "lmfig.money_title"),
 }
 """The panels of `live_figure`: grid position, axis number (xaxisN / yaxisN) and the message key of the default title."""
 
@@ -621,25 +694,28 @@ def live_figure(
     throughput=(float("nan"),) * 3,
     sweep=((), (), (), ()),
     money: dict | None = None,
-    height: int = 1350,
+    height: int = 1700,
+    gamma_steps=((), (), None),
 ) -> go.Figure:
-    """All live plots in one figure (one FigureWidget in the live view), five panels.
+    """All live plots in one figure (one FigureWidget in the live view), six panels.
 
     Row 1: acceptance per draft position ("unconditional", "conditional",
     "theory_unconditional", "alpha") and the accepted-length histogram ("accepted_measured",
     "accepted_theory"); row 2: tokens/s ("tokens_per_second", "predicted_tps") and the γ sweep
-    ("sweep_measured", "sweep_bound", "sweep_predicted", "break_even"); row 3: the money
-    diagram of one generated token ("overlap", "residual", "p", "q", "rejected").
-    Every meta is unique, so `trace_by_meta` finds any trace; `apply_live_patch` applies the
-    per-panel `*_patch` dicts. `money` is a `position_money_patch` (default: cat/dog/fish).
+    ("sweep_measured", "sweep_bound", "sweep_predicted", "break_even", "sweep_auto"); row 3:
+    the γ of each verify step ("gamma_drafted", "gamma_accepted"; `gamma_steps` = the
+    arguments of `gamma_steps_patch`); row 4: the money diagram of one generated token
+    ("overlap", "residual", "p", "q", "rejected"). Every meta is unique, so `trace_by_meta`
+    finds any trace; `apply_live_patch` applies the per-panel `*_patch` dicts. `money` is a
+    `position_money_patch` (default: cat/dog/fish).
     """
     fig = make_subplots(
-        rows=3,
+        rows=4,
         cols=2,
-        specs=[[{}, {}], [{}, {}], [{"colspan": 2}, None]],
-        vertical_spacing=0.16,
+        specs=[[{}, {}], [{}, {}], [{"colspan": 2}, None], [{"colspan": 2}, None]],
+        vertical_spacing=0.115,
         horizontal_spacing=0.09,
-        row_heights=[0.3, 0.3, 0.4],
+        row_heights=[0.25, 0.25, 0.17, 0.33],
         subplot_titles=[t(v[3]) for v in LIVE_PANELS.values()],
     )
     for ann, (panel, (_, _, n, _)) in zip(fig.layout.annotations, LIVE_PANELS.items()):
@@ -651,6 +727,7 @@ def live_figure(
         "accepted_hist": accepted_hist_figure(stats, gamma),
         "throughput": throughput_figure(*throughput),
         "sweep": gamma_sweep_figure(*sweep),
+        "gamma_steps": gamma_steps_figure(*gamma_steps),
         "money": money_diagram(
             money["data"]["p"]["y"],
             np.ones(len(money["data"]["p"]["y"])) / len(money["data"]["p"]["y"]),
@@ -680,7 +757,7 @@ def live_figure(
     )
     fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#e5e5e5", automargin=True)
     fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#999", automargin=True)
-    fig.update_xaxes(type="category", title_text=t("lmfig.token_axis"), row=3, col=1)
+    fig.update_xaxes(type="category", title_text=t("lmfig.token_axis"), row=4, col=1)
     for k, panel in enumerate(LIVE_PANELS, start=1):  # one legend under each panel
         _, _, n, _ = LIVE_PANELS[panel]
         xd = fig.layout[f"xaxis{n if n > 1 else ''}"].domain
@@ -703,6 +780,7 @@ def live_figure(
         ("accepted_hist", accepted_hist_patch(stats, gamma)),
         ("throughput", throughput_patch(*throughput)),
         ("sweep", gamma_sweep_patch(*sweep)),
+        ("gamma_steps", gamma_steps_patch(*gamma_steps)),
         ("money", money),
     ):
         apply_live_patch(fig, panel, patch)
@@ -747,6 +825,8 @@ __all__ = [
     "live_figure",
     "position_money_patch",
     "distinct_labels",
+    "gamma_steps_figure",
+    "gamma_steps_patch",
     "gamma_sweep_figure",
     "host_array",
     "other_label",

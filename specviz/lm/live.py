@@ -1,15 +1,21 @@
 """The live view: speculative decoding on real language models, token by token, with statistics.
 
-`live_app()` returns an ipywidgets container (a `LiveApp`) with a pair selector, the prompt
-and sampling settings, Generate / Stop, the generated text with each token coloured by its
-fate (blue: an accepted draft token, green: resampled from (p − q)⁺ after a rejection,
-pink: the bonus token drawn from p when all γ drafts pass), live plots of the acceptance
-statistics next to their theory, tokens/s against autoregressive decoding with a "when
-does this pay?" line, a γ sweep with progress, and for any generated token its real p and
-q as a money diagram: the bridge back to the toy proof.
+`live_app()` returns an ipywidgets container (a `LiveApp`) with a model choice (the bundled
+pair, SmolLM2-135M with prompt lookup, any fetched catalogue model, or a folder / .gguf /
+hub id typed in), the prompt (through an instruct model's chat template, which "Show the
+formatted prompt" displays) and sampling settings, γ as a whole number or "auto",
+Generate / Stop, the generated text with each token coloured by its fate (blue: an
+accepted draft token, green: resampled from (p − q)⁺ after a rejection, pink: the bonus
+token drawn from p when all γ drafts pass, vermillion: a plain target step, γ = 0), the
+verify steps with the γ each one drafted, live plots of the acceptance statistics next to
+their theory, tokens/s against autoregressive decoding with a "when does this pay?" line, a
+γ sweep with progress, and for any generated token its real p and q as a money diagram:
+the bridge back to the toy proof. Runs stop at the end token (an instruct model's end of
+turn) unless "ignore the end token" is ticked.
 
-The parts, one job each: `live_controls` (the input widgets), `live_jobs` (background
-jobs, Stop, the runs and the γ sweep), `live_view` (the output widgets and their redraws),
+The parts, one job each: `live_controls` (the input widgets), `live_models` (the model
+choice, what needs fetching, an instruct model's defaults), `live_jobs` (background jobs,
+Stop, the runs and the γ sweep), `live_view` (the output widgets and their redraws),
 `live_render` (HTML of text and tables), `closeup` (one token's p and q), `payoff` (when
 speculation pays). This module wires them together and re-exports the names notebooks use.
 
@@ -44,13 +50,15 @@ from ..widgets import App
 from .closeup import token_closeup
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .live_controls import LABEL_STYLE, LiveControls
-from .live_jobs import GAMMAS, JobRunner, LiveRun, gamma_sweep_run, prompt_ids_for, warm_up
+from .live_jobs import AUTO, GAMMAS, PLACEHOLDER_GAMMA, JobRunner, LiveRun, gamma_sweep_run, prompt_ids_for, warm_up
+from .live_models import check_fetched, formatted_prompt_html
 from .live_render import (
     PieceDecoder,
     fates_html,
     fates_of,
     legend_html,
     status_html,
+    steps_table_html,
     text_box,
     token_pieces,
     token_span,
@@ -63,15 +71,22 @@ from .stats import spec_stats
 class LiveApp(App):
     """Real draft/target models, speculative decoding streamed token by token, statistics vs theory.
 
-    Handles (widgets): `target_text`, `draft_text`, `device` (Dropdown), `load_button`,
-    `pair_info` (HTML: `pair.describe()`, the device), `prompt` (Textarea), `gamma` (1..8),
-    `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
-    `ar_checkbox` (run the autoregressive baseline after each run), `generate_button`,
-    `stop_button`, `baseline_button`, `sweep_button`, `status`, `progress` (IntProgress of
-    the γ sweep), `message`, and the outputs of `view` (`LiveView`): `legend`, `text_html`
-    (one `<span class='specviz-tok specviz-tok-FATE'>` per generated token), `stats_html`,
+    Handles (widgets): `pair_choice` (Dropdown of pairs), `target_text`, `draft_text`
+    (Comboboxes taking free text), `models_hint`, `device` (Dropdown), `load_button`,
+    `pair_info` (HTML: `pair.describe()`, the device), `prompt` (Textarea), `chat_checkbox`,
+    `show_prompt` (ToggleButton) and `formatted_prompt` (HTML), `ignore_eos`, `gamma`
+    (Dropdown: "auto", 0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off),
+    `max_new_tokens`, `seed`, `ar_checkbox` (run the autoregressive baseline after each
+    run), `generate_button`, `stop_button`, `baseline_button`, `sweep_button`, `status`,
+    `progress` (IntProgress of the γ sweep), `message`, and the outputs of `view`
+    (`LiveView`): `legend`, `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>`
+    per generated token), `stats_html`, `steps_html` (the verify steps, latest first),
     `payoff_html`, `token_selector`, `token_info`, `figure` (the one FigureWidget:
     `specviz.lm.figures.live_figure`; `figures` maps each panel name to it).
+
+    `model_defaults`: after loading an instruct model (a tokenizer with a chat template) set
+    its sampling defaults (greedy unless its generation config samples) and, if the prompt is
+    still the Shakespeare one, a chat prompt; loading another pair puts back what was set.
 
     State after a run: `pair`, `current_run` (`LiveRun`), `result` (GenerationResult),
     `stats` (SpecStats), `ar_result`, `sweep_data`, `selected` (dict of the selected token).
@@ -86,7 +101,7 @@ class LiveApp(App):
         self,
         pair=None,
         prompt: str = "ROMEO:\n",
-        gamma: int = 4,
+        gamma: int | str = 4,
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,
@@ -98,6 +113,9 @@ class LiveApp(App):
         ar_baseline: bool = True,
         refresh_s: float = 0.15,
         load: bool = True,
+        chat: bool = True,
+        stop_at_eos: bool = True,
+        model_defaults: bool = True,
     ):
         super().__init__()
         self.refresh_s = float(refresh_s)
@@ -108,17 +126,32 @@ class LiveApp(App):
         self.sweep_data: dict | None = None
         self.step_listeners: list = []
         self.warmed: set = set()
+        self.model_defaults = bool(model_defaults)
         self.controls = LiveControls(
-            prompt, gamma, temperature, top_k, top_p, max_new_tokens, seed, target, draft, device, ar_baseline
+            prompt,
+            gamma,
+            temperature,
+            top_k,
+            top_p,
+            max_new_tokens,
+            seed,
+            target,
+            draft,
+            device,
+            ar_baseline,
+            chat=chat,
+            stop_at_eos=stop_at_eos,
         )
-        self.view = LiveView(int(gamma), LABEL_STYLE)
+        g = self.controls.gamma_value()
+        self.view = LiveView(PLACEHOLDER_GAMMA if g == AUTO else g, LABEL_STYLE)
         for name in LiveControls.WIDGETS:  # the widgets are handles of the app itself
             setattr(self, name, getattr(self.controls, name))
         v = self.view
-        self.legend, self.text_html, self.stats_html, self.payoff_html = (
+        self.legend, self.text_html, self.stats_html, self.steps_html, self.payoff_html = (
             v.legend,
             v.text_html,
             v.stats_html,
+            v.steps_html,
             v.payoff_html,
         )
         self.token_selector, self.token_info, self.figure, self.figures = (
@@ -133,7 +166,9 @@ class LiveApp(App):
         self.stop_button.on_click(lambda _: self.stop())
         self.baseline_button.on_click(lambda _: self.run_baseline(blocking=False))
         self.sweep_button.on_click(lambda _: self.gamma_sweep(blocking=False))
-        self.token_selector.observe(lambda ch: self.select_token(ch["new"]), names="value")
+        self.token_selector.observe(self._token_picked, names="value")
+        for w in (self.show_prompt, self.prompt, self.chat_checkbox):
+            w.observe(lambda _: self.show_formatted_prompt(), names="value")
         self.children = [
             W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('live.heading'))}</h3>"),
             *self.controls.rows(),
@@ -198,10 +233,12 @@ class LiveApp(App):
             self.draft_text.value = str(draft)
         if device is not None:
             self.device.value = device
-        tgt, drf = self.target_text.value.strip() or "bundled", self.draft_text.value.strip() or "bundled"
+        self.controls.models.refresh()
+        tgt, drf = self.controls.models.names()
         dev = self.device.value
 
         def job():
+            check_fetched(tgt, drf)  # a clear message, before anything loads
             head = html.escape(t("live.loading", target=tgt, draft=drf))
             self.status.value = f"<i>{head}…</i>"
 
@@ -220,12 +257,32 @@ class LiveApp(App):
     def _set_pair(self, pair) -> None:
         self.pair = pair
         self.controls.show_pair(pair)
+        if self.model_defaults:
+            self.controls.apply_model_defaults(pair)
+        self.show_formatted_prompt()
+
+    def _prompt_ids(self) -> list:
+        if self.pair is None:
+            raise ValueError(t("live.no_pair"))
+        return prompt_ids_for(self.pair, self.prompt.value, chat=self.chat_checkbox.value)
 
     def _prepare(self):
         """(pair, prompt ids, engine keyword arguments) from the controls; ValueError saying what is wrong."""
-        if self.pair is None:
-            raise ValueError(t("live.no_pair"))
-        return self.pair, prompt_ids_for(self.pair, self.prompt.value), self.controls.settings()
+        return self.pair, self._prompt_ids(), self.controls.settings()
+
+    def show_formatted_prompt(self) -> None:
+        """Show what the model reads (the prompt in its chat template) while `show_prompt` is on."""
+        box = self.controls.formatted_prompt
+        if not self.show_prompt.value:
+            box.layout.display, box.value = "none", ""
+            return
+        box.layout.display = None
+        try:
+            ids = self._prompt_ids()
+        except ValueError as e:
+            box.value = f"<i>{html.escape(str(e))}</i>"
+            return
+        box.value = formatted_prompt_html(self.pair, ids, self.chat_checkbox.value)
 
     def _start(self, name: str, job, blocking: bool):
         """Check the settings, then run job(pair, ids, kw) in the background (warmed up first)."""
@@ -250,7 +307,7 @@ class LiveApp(App):
         tokens/s). Returns the GenerationResult when `blocking`, else None (the job runs in a
         background thread; see `wait()`).
         """
-        gamma, with_ar = int(self.gamma.value), bool(self.ar_checkbox.value)
+        gamma, with_ar = self.controls.gamma_value(), bool(self.ar_checkbox.value)
 
         def job(pair, ids, kw):
             run = LiveRun(pair, list(ids), dict(kw), gamma)
@@ -326,6 +383,10 @@ class LiveApp(App):
         else:
             self.select_token(i)
 
+    def _token_picked(self, change) -> None:
+        if not self.token_selector.disabled:  # a new run resets the slider while it is disabled: nothing to show
+            self.select_token(change["new"])
+
     def select_token(self, i: int):
         """Show generated token i's real p and q (top tokens + "other") as a money diagram (`token_closeup`)."""
         try:
@@ -342,20 +403,24 @@ class LiveApp(App):
         """Run γ = 1..8 (same prompt and settings): measured speedup vs the bound and the cost model.
 
         One autoregressive run gives the target's time per token; each γ's own α, draft-token
-        and verify-step times give its theory points. The status line and `progress` show
-        which run is going ("γ = 3 (3/8)"). Returns `sweep_data` when blocking.
+        and verify-step times give its theory points. With the γ control on "auto", an auto
+        run follows, shown as a level line. The status line and `progress` show which run is
+        going ("γ = 3 (3/8)"). Returns `sweep_data` when blocking.
         """
-        gammas = [int(g) for g in gammas]
+        gammas = [g if g == AUTO else int(g) for g in gammas]
+        if self.controls.gamma_value() == AUTO and AUTO not in gammas:
+            gammas.append(AUTO)
 
         def progress(done, total, what, data):
             self.sweep_data = data
             self.controls.show_progress(done, total)
-            if data["gammas"]:
+            if data["gammas"] or data["auto"]:
                 self.view.show_sweep(data)
             if what == "baseline":
                 self.status.value = f"<i>{t('live.sweep_baseline', total=len(gammas))}</i>"
             elif what is not None:
-                self.status.value = f"<i>{t('live.sweep_gamma', gamma=what, done=done, total=len(gammas))}</i>"
+                g = t("live.gamma_auto") if what == AUTO else what
+                self.status.value = f"<i>{t('live.sweep_gamma', gamma=g, done=done, total=len(gammas))}</i>"
 
         def job(pair, ids, kw):
             try:
@@ -365,7 +430,10 @@ class LiveApp(App):
             self.sweep_data = data
             ar = data["ar"]
             head = t("live.sweep_stopped") if data["stopped"] else t("live.sweep_done")
-            points = t("live.list_sep").join(f"γ={g}: {m:.2f}×" for g, m in zip(data["gammas"], data["measured"]))
+            pts = list(zip(data["gammas"], data["measured"]))
+            if data["auto"] is not None:
+                pts.append((t("live.gamma_auto"), data["auto"]["measured"]))
+            points = t("live.list_sep").join(f"γ={g}: {m:.2f}×" for g, m in pts)
             self.status.value = f"<b>{head}</b> " + t("live.sweep_summary", tps=ar.tokens_per_second, points=points)
             return data
 
@@ -375,8 +443,9 @@ class LiveApp(App):
 def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **kwargs):
     """The live real-model view (see `LiveApp`); `pair=None` loads the bundled offline pair.
 
-    Keyword arguments: gamma, temperature, top_k, top_p, max_new_tokens, seed, target, draft,
-    device, ar_baseline, refresh_s, load. `source="http://HOST:8000"` instead shows a running
+    Keyword arguments: gamma (a whole number or "auto"), temperature, top_k, top_p,
+    max_new_tokens, seed, target, draft, device, ar_baseline, refresh_s, load, chat,
+    stop_at_eos, model_defaults. `source="http://HOST:8000"` instead shows a running
     vLLM server's counters in the same acceptance plots (`specviz.lm.vllm_live.VLLMLiveApp`;
     keywords interval_s, gamma, timeout).
     """
@@ -399,6 +468,7 @@ __all__ = [
     "fates_of",
     "legend_html",
     "live_app",
+    "steps_table_html",
     "text_box",
     "token_closeup",
     "token_pieces",

@@ -1,11 +1,16 @@
 """The input half of the live view: which pair, the prompt, the sampling settings, the buttons, the status.
 
-`LiveControls` builds the widgets and reads them (`settings`); what the buttons do is wired
-by `specviz.lm.live.LiveApp`. `describe_pair_html` is the line under the pair selector.
+`LiveControls` builds the widgets and reads them (`settings`, `gamma_value`); what the
+buttons do is wired by `specviz.lm.live.LiveApp`. The model choice (`pair_choice`) fills the
+target and draft boxes, which take any name, folder, .gguf file or hub id as free text
+(`specviz.lm.live_models`). `describe_pair_html` is the line under the pair selector.
 
->>> c = LiveControls(prompt="0 1", top_k=0, top_p=1.0)
->>> c.settings()
-{'temperature': 1.0, 'top_k': None, 'top_p': None, 'max_new_tokens': 200, 'seed': 0}
+>>> c = LiveControls(prompt="0 1", gamma="auto", top_k=0, top_p=1.0)
+>>> c.settings(), c.gamma_value()
+({'temperature': 1.0, 'top_k': None, 'top_p': None, 'max_new_tokens': 200, 'seed': 0, 'stop_at_eos': True}, 'auto')
+>>> c.pair_choice.value = ("smollm2-135m", "prompt-lookup")
+>>> c.target_text.value, c.draft_text.value
+('smollm2-135m', 'prompt-lookup')
 """
 
 from __future__ import annotations
@@ -15,12 +20,24 @@ import html
 import ipywidgets as W
 
 from ..i18n import t
-from .live_jobs import sampling_settings
+from .live_jobs import AUTO, gamma_setting, sampling_settings
+from .live_models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 
 LABEL_STYLE = {"description_width": "110px"}
 """Label width shared by the live view's controls."""
 
 DEVICES = ("auto", "cpu", "cuda")
+
+GAMMA_CHOICES = (AUTO, *range(0, 9))
+"""What the γ control offers: "auto" (the engine picks each step's draft length) and 0..8 (0: plain target steps)."""
+
+
+def gamma_options(gamma=4) -> list:
+    """(label, value) of the γ control: "auto" in the current language, then whole numbers (`gamma` too)."""
+    values = list(GAMMA_CHOICES)
+    if gamma not in values:
+        values.append(gamma)
+    return [(t("live.gamma_auto"), AUTO) if v == AUTO else (str(v), v) for v in values]
 
 
 def model_size_text(model) -> str:
@@ -69,19 +86,29 @@ def context_limit(pair) -> int | None:
 class LiveControls:
     """The live view's input widgets.
 
-    `target_text`, `draft_text`, `device`, `load_button`, `pair_info`, `prompt`, `gamma`,
-    `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
-    `ar_checkbox`, `generate_button`, `stop_button`, `baseline_button`, `sweep_button`,
-    `progress` (IntProgress, shown while a γ sweep runs), `status`.
+    `pair_choice` (Dropdown of `live_models.pair_choices()`), `target_text`, `draft_text`
+    (Comboboxes that take free text), `models_hint`, `device`, `load_button`, `pair_info`,
+    `prompt`, `chat_checkbox` (read the prompt through the chat template), `show_prompt`
+    (ToggleButton) and `formatted_prompt` (what the model reads), `gamma` (Dropdown: "auto",
+    0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
+    `ar_checkbox`, `ignore_eos` (keep going past the end token), `generate_button`,
+    `stop_button`, `baseline_button`, `sweep_button`, `progress` (IntProgress, shown while a
+    γ sweep runs), `status`.
     """
 
     WIDGETS = (
+        "pair_choice",
         "target_text",
         "draft_text",
+        "models_hint",
         "device",
         "load_button",
         "pair_info",
         "prompt",
+        "chat_checkbox",
+        "show_prompt",
+        "formatted_prompt",
+        "ignore_eos",
         "gamma",
         "temperature",
         "top_k",
@@ -99,8 +126,8 @@ class LiveControls:
 
     def __init__(
         self,
-        prompt: str = "ROMEO:\n",
-        gamma: int = 4,
+        prompt: str = DEFAULT_PROMPT,
+        gamma: int | str = 4,
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,
@@ -110,11 +137,18 @@ class LiveControls:
         draft: str = "bundled",
         device: str = "auto",
         ar_baseline: bool = True,
+        chat: bool = True,
+        stop_at_eos: bool = True,
     ):
         lab = LABEL_STYLE
-        box = dict(placeholder=t("live.model_box"), style=lab, layout=W.Layout(width="360px"))
-        self.target_text = W.Text(value=str(target), description=t("live.target"), **box)
-        self.draft_text = W.Text(value=str(draft), description=t("live.draft"), **box)
+        self.saved: dict | None = None  # settings an instruct model's defaults replaced (restored for another pair)
+        self.models = ModelChoice(target, draft, lab)
+        self.pair_choice, self.target_text, self.draft_text, self.models_hint = (
+            self.models.pair_choice,
+            self.models.target_text,
+            self.models.draft_text,
+            self.models.models_hint,
+        )
         self.device = W.Dropdown(
             options=[(t("live.device_auto") if d == "auto" else d, d) for d in DEVICES],
             value=device if device in DEVICES else "auto",
@@ -132,8 +166,21 @@ class LiveControls:
         self.prompt = W.Textarea(
             value=prompt, description=t("live.prompt"), style=lab, layout=W.Layout(width="640px", height="70px")
         )
-        self.gamma = W.IntSlider(
-            value=int(gamma), min=1, max=8, description=t("live.gamma"), style=lab, continuous_update=False
+        self.chat_checkbox = W.Checkbox(
+            value=bool(chat), description=t("live.chat"), indent=False, layout=W.Layout(width="220px")
+        )
+        self.show_prompt = W.ToggleButton(
+            value=False, description=t("live.show_prompt"), tooltip=t("live.show_prompt_tip"), icon="eye"
+        )
+        self.show_prompt.layout.width = "240px"
+        self.formatted_prompt = W.HTML("", layout=W.Layout(display="none", width="640px"))
+        self.formatted_prompt.add_class("specviz-formatted")
+        self.ignore_eos = W.Checkbox(
+            value=not stop_at_eos, description=t("live.ignore_eos"), indent=False, layout=W.Layout(width="440px")
+        )
+        g = gamma_setting(gamma)
+        self.gamma = W.Dropdown(
+            options=gamma_options(g), value=g, description=t("live.gamma"), style=lab, layout=W.Layout(width="230px")
         )
         self.temperature = W.FloatSlider(
             value=float(temperature),
@@ -205,9 +252,12 @@ class LiveControls:
         """The controls laid out in rows, top to bottom."""
         row = W.Layout(flex_flow="row wrap", align_items="center")
         return [
-            W.HBox([W.VBox([self.target_text, self.draft_text]), self.device, self.load_button], layout=row),
+            W.HBox([self.pair_choice, self.device, self.load_button], layout=row),
+            W.HBox([W.VBox([self.target_text, self.draft_text]), self.models_hint], layout=row),
             self.pair_info,
             self.prompt,
+            W.HBox([self.chat_checkbox, self.show_prompt, self.ignore_eos], layout=row),
+            self.formatted_prompt,
             W.HBox([self.gamma, self.temperature, self.top_p], layout=row),
             W.HBox([self.top_k, self.max_new_tokens, self.seed, self.ar_checkbox], layout=row),
             W.HBox(
@@ -230,10 +280,37 @@ class LiveControls:
         self.stop_button.disabled = not running
 
     def show_pair(self, pair) -> None:
-        """Describe a newly loaded pair and cap max new tokens by its context."""
+        """Describe a newly loaded pair, cap max new tokens by its context, offer the chat template if it has one."""
         ctx = context_limit(pair)
         self.max_new_tokens.max = max(1, ctx - 16) if ctx else 4096  # clamps the value too
         self.pair_info.value = describe_pair_html(pair)
+        self.chat_checkbox.disabled = not has_chat_template(pair)
+
+    # ------------------------------------------------------------------ an instruct model
+
+    def apply_model_defaults(self, pair) -> None:
+        """An instruct model's sampling defaults and a chat prompt after it loads; what was set before for another pair."""
+        defaults = sampling_defaults(pair)
+        if defaults is not None:
+            if self.saved is None:
+                self.saved = dict(
+                    temperature=self.temperature.value, top_k=self.top_k.value, top_p=self.top_p.value, prompt=None
+                )
+                if self.prompt.value == DEFAULT_PROMPT:
+                    self.saved["prompt"] = DEFAULT_PROMPT
+                    self.prompt.value = DEFAULT_CHAT_PROMPT
+            self.set_sampling(**defaults)
+        elif self.saved is not None:
+            saved, self.saved = self.saved, None
+            if saved.pop("prompt") is not None and self.prompt.value == DEFAULT_CHAT_PROMPT:
+                self.prompt.value = DEFAULT_PROMPT
+            self.set_sampling(**saved)
+
+    def set_sampling(self, temperature: float, top_k: int, top_p: float) -> None:
+        """Set the sampling controls (top-k 0 and top-p 1 mean off)."""
+        self.temperature.value = float(temperature)
+        self.top_k.value = int(top_k or 0)
+        self.top_p.value = float(top_p if top_p is not None else 1.0)
 
     def show_progress(self, done: int | None, total: int = 1) -> None:
         """Show the progress bar at done/total, or hide it (done None)."""
@@ -246,16 +323,27 @@ class LiveControls:
     def settings(self) -> dict:
         """The engines' keyword arguments from the widgets (ValueError for an invalid combination)."""
         return sampling_settings(
-            self.temperature.value, self.top_k.value, self.top_p.value, self.max_new_tokens.value, self.seed.value
+            self.temperature.value,
+            self.top_k.value,
+            self.top_p.value,
+            self.max_new_tokens.value,
+            self.seed.value,
+            stop_at_eos=not self.ignore_eos.value,
         )
+
+    def gamma_value(self):
+        """The γ setting: "auto" or a whole number."""
+        return gamma_setting(self.gamma.value)
 
 
 __all__ = [
     "DEVICES",
+    "GAMMA_CHOICES",
     "LABEL_STYLE",
     "LiveControls",
     "context_limit",
     "describe_pair_html",
     "describe_pair_text",
+    "gamma_options",
     "model_size_text",
 ]

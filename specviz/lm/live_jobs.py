@@ -5,6 +5,8 @@ notebook stays responsive; `stop()` sets an event the jobs check after every ver
 or token; errors become a message through the `on_error` callback (a lecture must never
 show a traceback). `LiveRun` is the state of the run being shown, shared with the drawing
 thread. `gamma_sweep_run` is the γ sweep as a plain function with a progress callback.
+γ is a whole number or "auto" (the engine picks each step's draft length), so nothing here
+assumes a fixed γ: arrays follow the longest draft of the run (`LiveRun.longest`).
 
 >>> from specviz.lm import NGramModel, Pair
 >>> errors = []
@@ -25,10 +27,23 @@ from ..i18n import t
 from ..standardize import Sampling
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .live_render import PieceDecoder
+from .loading import format_prompt
 from .stats import spec_stats
 
 GAMMAS = tuple(range(1, 9))
 """The γ values of the live view's sweep."""
+
+AUTO = "auto"
+"""The γ setting that lets the engine choose each verify step's draft length."""
+
+PLACEHOLDER_GAMMA = 4
+"""How many draft positions the empty plots show before a γ-auto run has drafted anything."""
+
+
+def gamma_setting(value):
+    """A γ control's value as the engine takes it: "auto" or a whole number."""
+    return AUTO if value == AUTO else int(value)
+
 
 JOB_KEYS = {
     "load": "live.job_load",
@@ -114,8 +129,8 @@ class LiveRun:
 
     pair: object
     prompt_ids: list
-    kw: dict  # sampling settings and max_new_tokens, seed (the engines' keyword arguments)
-    gamma: int
+    kw: dict  # sampling settings, max_new_tokens, seed, stop_at_eos (the engines' keyword arguments)
+    gamma: int | str  # the setting: a whole number or "auto"
     steps: list = field(default_factory=list)
     t0: float = field(default_factory=time.perf_counter)
     result: GenerationResult | None = None
@@ -124,6 +139,14 @@ class LiveRun:
     def __post_init__(self):
         self.tokenizer = getattr(self.pair, "tokenizer", None)
         self.decoder = PieceDecoder(self.tokenizer, self.prompt_ids)
+
+    @property
+    def longest(self) -> int:
+        """The longest draft so far (a fixed γ before the first step; sizes the per-position plots)."""
+        drafted = [len(s.drafted) for s in list(self.steps)]
+        if drafted:
+            return max(drafted)
+        return PLACEHOLDER_GAMMA if self.gamma == AUTO else int(self.gamma)
 
     def partial(self) -> GenerationResult:
         """The result so far (the steps recorded up to now), or the final result once there is one."""
@@ -136,8 +159,13 @@ class LiveRun:
         )
 
 
-def prompt_ids_for(pair, text: str) -> list:
-    """The prompt box's text as token ids: tokenized, or read as ids ("0 3 1") for a pair without tokenizer."""
+def prompt_ids_for(pair, text: str, chat: bool = True) -> list:
+    """The prompt box's text as token ids: tokenized, or read as ids ("0 3 1") for a pair without tokenizer.
+
+    With `chat` and a tokenizer that has a chat template (an instruct model), the text is one
+    user turn inside that template (`specviz.lm.loading.format_prompt`), as the engine's
+    chat="auto" encodes it; otherwise it is tokenized as typed.
+    """
     tok = getattr(pair, "tokenizer", None)
     if tok is None:
         parts = text.replace(",", " ").split()
@@ -150,7 +178,10 @@ def prompt_ids_for(pair, text: str) -> list:
     else:
         if not text:
             raise ValueError(t("live.prompt_empty"))
-        ids = list(tok.encode(text, add_special_tokens=False))
+        if chat and getattr(tok, "chat_template", None):
+            ids = format_prompt(tok, text, chat=True)
+        else:
+            ids = list(tok.encode(text, add_special_tokens=False))
         if not ids:
             raise ValueError(t("live.prompt_empty_tokens"))
     V = pair.target.vocab_size
@@ -160,8 +191,11 @@ def prompt_ids_for(pair, text: str) -> list:
     return ids
 
 
-def sampling_settings(temperature, top_k, top_p, max_new_tokens, seed) -> dict:
-    """The engines' keyword arguments from the controls (top-k 0 and top-p 1 mean off), checked."""
+def sampling_settings(temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos: bool = True) -> dict:
+    """The engines' keyword arguments from the controls (top-k 0 and top-p 1 mean off), checked.
+
+    `stop_at_eos`: end the run at the end token (an instruct model's end of turn).
+    """
     top_k = int(top_k) or None
     top_p = float(top_p)
     s = dict(
@@ -170,6 +204,7 @@ def sampling_settings(temperature, top_k, top_p, max_new_tokens, seed) -> dict:
         top_p=top_p if top_p < 1 else None,
         max_new_tokens=int(max_new_tokens),
         seed=int(seed),
+        stop_at_eos=bool(stop_at_eos),
     )
     Sampling(s["temperature"], s["top_k"], s["top_p"])  # ValueError with a clear message
     return s
@@ -190,14 +225,17 @@ def warm_up(pair, ids, warmed: set) -> None:
 def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on_progress=None) -> dict:
     """Speculative decoding at each γ against one autoregressive baseline: measured speedup vs theory.
 
-    `on_progress(done, total, what, data)` is called before each run (what: "baseline" or the γ)
-    and once at the end (what None); `data` holds the points so far. Returns dict(gammas,
-    measured, bound, predicted, alpha, results, ar, stopped).
+    `gammas` are whole numbers and may include "auto" (the engine picks each step's draft
+    length): its run is kept apart, in data["auto"] = dict(measured, alpha, mean_gamma,
+    longest, result), since it has no single γ to plot against. `on_progress(done, total,
+    what, data)` is called before each run (what: "baseline" or the γ) and once at the end
+    (what None); `data` holds the points so far. Returns dict(gammas, measured, bound,
+    predicted, alpha, results, auto, ar, stopped).
     """
-    gammas = [int(g) for g in gammas]
+    gammas = [gamma_setting(g) for g in gammas]
     total = len(gammas) + 1
     progress = on_progress or (lambda *a: None)
-    data = dict(gammas=[], measured=[], bound=[], predicted=[], alpha=[], results=[], ar=None, stopped=False)
+    data = dict(gammas=[], measured=[], bound=[], predicted=[], alpha=[], results=[], auto=None, ar=None, stopped=False)
     progress(0, total, "baseline", data)
     ar = autoregressive_generate(pair, ids, on_token=keep_going, **kw)
     if not ar.new_ids or ar.seconds <= 0:
@@ -210,6 +248,16 @@ def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on
         progress(k, total, g, data)
         r = speculative_generate(pair, ids, gamma=g, on_step=keep_going, **kw)
         st = spec_stats(r)
+        if g == AUTO:
+            drafted = [len(s.drafted) for s in r.steps]
+            data["auto"] = dict(
+                measured=st.tokens_per_second / ar.tokens_per_second,
+                alpha=st.alpha,
+                mean_gamma=sum(drafted) / len(drafted) if drafted else float("nan"),
+                longest=max(drafted, default=0),
+                result=r,
+            )
+            continue
         data["gammas"].append(g)
         data["measured"].append(st.tokens_per_second / ar.tokens_per_second)
         data["bound"].append(st.bound(st.draft_token_s / t_t))
@@ -217,15 +265,18 @@ def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on
         data["alpha"].append(st.alpha)
         data["results"].append(r)
     data["stopped"] = not keep_going()
-    progress(len(data["gammas"]) + 1, total, None, data)
+    progress(len(data["gammas"]) + (data["auto"] is not None) + 1, total, None, data)
     return data
 
 
 __all__ = [
+    "AUTO",
     "GAMMAS",
+    "PLACEHOLDER_GAMMA",
     "JOB_KEYS",
     "JobRunner",
     "LiveRun",
+    "gamma_setting",
     "gamma_sweep_run",
     "prompt_ids_for",
     "sampling_settings",

@@ -19,7 +19,7 @@ import math
 
 from ..htmlkit import html_table  # noqa: F401  (re-exported for the live view)
 from ..i18n import t
-from .results import FATE_COLORS, FATE_LABELS
+from .results import FATE_COLORS, FATE_LABELS, FATES
 
 DIM_STYLE = "color:#57606a"
 """CSS of secondary text (the prompt, notes)."""
@@ -145,11 +145,11 @@ def text_box(inner: str) -> str:
 
 
 def legend_html() -> str:
-    """The colour key of the three fates of a speculative token."""
+    """The colour key of every fate a generated token can have (`results.FATES`), in the current language."""
     items = " ".join(
-        f"<span style='background:{rgba(FATE_COLORS[f], 0.22)};border-bottom:3px solid {FATE_COLORS[f]};"
-        f"padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>"
-        for f in ("accepted", "resampled", "bonus")
+        f"<span class='specviz-legend-{f}' style='background:{rgba(FATE_COLORS[f], 0.22)};"
+        f"border-bottom:3px solid {FATE_COLORS[f]};padding:0 4px'>{html.escape(FATE_LABELS[f])}</span>"
+        for f in FATES
     )
     prompt = html.escape(t("live.legend_prompt"))
     return f"<div style='font-size:12px;margin:2px 0'>{items} <span style='{DIM_STYLE}'>{prompt}</span></div>"
@@ -179,15 +179,28 @@ def cost_ratio(stats, ar_result) -> float | None:
     return stats.draft_token_s / t_t
 
 
-def stats_table_html(stats, ar_result=None) -> str:
-    """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas."""
+def gamma_text(gamma, longest: int | None = None) -> str:
+    """A γ setting as shown: the number, or "auto (longest N)" in the current language."""
+    if gamma == "auto":
+        return t("live.gamma_auto") if longest is None else t("live.gamma_auto_longest", longest=longest)
+    return str(gamma)
+
+
+def stats_table_html(stats, ar_result=None, gamma=None) -> str:
+    """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas.
+
+    `gamma`: the run's γ setting ("auto" shows as "auto (longest N)"; None: the statistics' γ).
+    """
     if stats is None or not stats.steps:
         return f"<i style='{DIM_STYLE}'>{html.escape(t('live.stats_empty'))}</i>"
     t_t = target_token_seconds(ar_result)
     ar_tps = ar_result.tokens_per_second if ar_result is not None else None
     c = cost_ratio(stats, ar_result)
     rows = [
-        [t("live.stats_counts"), f"{stats.gamma} · {stats.steps} · {stats.generated}"],
+        [
+            t("live.stats_counts"),
+            f"{gamma_text(stats.gamma if gamma is None else gamma, stats.gamma)} · {stats.steps} · {stats.generated}",
+        ],
         [t("live.stats_rate"), fmt_number(stats.acceptance_rate)],
         [t("live.stats_alpha"), fmt_number(stats.alpha)],
         [t("live.stats_tokens_measured"), fmt_number(stats.mean_acceptance_length)],
@@ -203,6 +216,51 @@ def stats_table_html(stats, ar_result=None) -> str:
     note = "" if t_t else f"<div style='{DIM_STYLE};font-size:12px'>{html.escape(t('live.stats_note'))}</div>"
     title = html.escape(t("live.stats_title"))
     return f"<div style='padding:8px'><b>{title}</b>" + html_table(rows) + note + "</div>"
+
+
+def step_fates(step) -> list:
+    """The fates of the tokens one verify step emitted: its accepted drafts, then its own token's kind."""
+    return ["accepted"] * step.accepted + ([] if step.token is None else [step.kind])
+
+
+def steps_table_html(steps, pieces=(), limit: int = 40) -> str:
+    """The verify steps, latest first: the γ each one drafted, how many it kept, and the tokens it emitted.
+
+    `pieces` are the generated tokens' texts (`token_pieces`); each step's tokens are shown
+    coloured by their fates (marked as data: generated text, not interface text).
+    """
+    steps = list(steps)
+    if not steps:
+        return f"<i style='{DIM_STYLE}'>{html.escape(t('live.steps_empty'))}</i>"
+    shown = steps[-int(limit) :][::-1]
+    rows = []
+    for s in shown:
+        toks = []
+        for k, fate in enumerate(step_fates(s)):
+            i = s.start + k
+            if i >= len(pieces):  # not shown (yet), or cut at the end token
+                break
+            c = FATE_COLORS.get(fate, "#999999")
+            fill = "" if pieces[i] else ";display:inline-block;min-width:4px;height:1em"
+            toks.append(
+                f"<span class='specviz-data specviz-step-tok' style='background:{rgba(c, 0.22)};"
+                f"border-bottom:2px solid {c};white-space:pre{fill}'>{html.escape(pieces[i].replace(chr(10), '⏎'))}</span>"
+            )
+        rows.append([str(s.index + 1), str(len(s.drafted)), str(s.accepted), "".join(toks)])
+    header = [
+        t("live.steps_col_step"),
+        t("live.steps_col_gamma"),
+        t("live.steps_col_accepted"),
+        t("live.steps_col_tokens"),
+    ]
+    more = ""
+    if len(steps) > len(shown):
+        more = f" <span style='{DIM_STYLE};font-size:12px'>{html.escape(t('live.steps_more', shown=len(shown), total=len(steps)))}</span>"
+    title = html.escape(t("live.steps_title"))
+    return (
+        f"<div style='padding:8px'><b>{title}</b>{more}"
+        f"<div style='max-height:320px;overflow-y:auto'>{html_table(rows, header=header)}</div></div>"
+    )
 
 
 def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None) -> str:
@@ -227,12 +285,15 @@ __all__ = [
     "fates_html",
     "fates_of",
     "fmt_number",
+    "gamma_text",
     "html_table",
     "legend_html",
     "prompt_span",
     "rgba",
     "stats_table_html",
     "status_html",
+    "step_fates",
+    "steps_table_html",
     "target_token_seconds",
     "text_box",
     "token_pieces",

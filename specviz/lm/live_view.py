@@ -5,7 +5,7 @@ the decoding thread only records steps, a drawing thread calls `render(final=Fal
 most every `refresh_s` seconds, and the final redraw comes after the run. Locks keep the
 drawing thread and a token selection from interleaving.
 
-All plots live in ONE plotly FigureWidget (`specviz.lm.figures.live_figure`, five panels),
+All plots live in ONE plotly FigureWidget (`specviz.lm.figures.live_figure`, six panels),
 updated in place with one message per redraw. Seen in Voila with plotly 7.1 / anywidget
 0.11: on a page with several FigureWidgets, the later ones silently missed their in-place
 updates (the first one never did; plotly.py#4933 is a related report), so a view that must
@@ -33,6 +33,7 @@ from .live_render import (
     legend_html,
     prompt_span,
     stats_table_html,
+    steps_table_html,
     target_token_seconds,
     text_box,
     token_span,
@@ -45,7 +46,8 @@ class LiveView:
     """The live view's outputs (widgets below) and how they are redrawn from a run.
 
     Widgets: `legend`, `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>` per
-    generated token), `stats_html`, `payoff_html` (the "when does this pay?" line),
+    generated token), `stats_html`, `steps_html` (the verify steps, latest first, with the γ
+    each drafted), `payoff_html` (the "when does this pay?" line),
     `token_selector`, `token_info`, `figure` (the one FigureWidget; `figures` maps each panel
     name to it). `selected` is the dict of the selected token (`token_closeup`).
     """
@@ -64,6 +66,8 @@ class LiveView:
         self.text_html.add_class("specviz-live-text")
         self.stats_html = W.HTML("")
         self.stats_html.add_class("specviz-live-stats")
+        self.steps_html = W.HTML(steps_table_html([]))
+        self.steps_html.add_class("specviz-live-steps")
         self.payoff_html = W.HTML("")
         self.payoff_html.add_class("specviz-live-payoff")
         self.token_selector = W.IntSlider(
@@ -87,7 +91,7 @@ class LiveView:
         return [
             self.legend,
             self.text_html,
-            self.stats_html,
+            W.HBox([self.stats_html, self.steps_html], layout=W.Layout(flex_flow="row wrap", align_items="flex-start")),
             self.payoff_html,
             W.HTML(f"<b>{html.escape(t('live.closeup_heading'))}</b> {html.escape(t('live.closeup_hint'))}"),
             self.token_selector,
@@ -106,7 +110,8 @@ class LiveView:
         self.token_selector.disabled = True
         self.token_selector.max = 0
         self.token_info.value = f"<i>{html.escape(t('live.generating'))}</i>"
-        self.patch(*self.plot_patches(None, run.gamma), self.throughput_patch(None, ar_result))
+        self.steps_html.value = steps_table_html([])
+        self.patch(*self.plot_patches(None, run.longest, run.steps, run.gamma), self.throughput_patch(None, ar_result))
         self.show_numbers(None, None)
 
     def render(self, final: bool, stats=None, ar_result=None) -> None:
@@ -117,12 +122,15 @@ class LiveView:
         res = run.partial()
         self.extend_text(res, final)
         stats = stats if final else (spec_stats(res) if res.steps else None)
-        patches = self.plot_patches(stats, run.gamma, layout=final)
+        patches = self.plot_patches(stats, run.longest, res.steps, run.gamma, layout=final)
         now = time.perf_counter()
-        if final or now - run.drawn_tps > 1.0:  # tokens/s and the table: about once a second
+        if final or now - run.drawn_tps > 1.0:  # tokens/s and the tables: about once a second
             run.drawn_tps = now
             patches.append(self.throughput_patch(stats, ar_result))
             self.show_numbers(stats, ar_result)
+            with self.text_lock:
+                pieces = list(self.pieces)
+            self.steps_html.value = steps_table_html(res.steps, pieces)
         self.patch(*patches)
         n = len(res.new_ids)
         if n:
@@ -165,14 +173,21 @@ class LiveView:
                 LF.apply_live_patch(fw, panel, patch)
 
     @staticmethod
-    def plot_patches(stats, gamma, layout: bool = True) -> list:
-        """The acceptance panels' patches; `layout=False` keeps only trace data (cheap live redraws)."""
+    def plot_patches(stats, gamma, steps=(), setting=None, layout: bool = True) -> list:
+        """The acceptance panels' and the γ-per-step panel's patches; `layout=False`: trace data and axis ranges.
+
+        `gamma` sizes the empty per-position plots (the longest draft so far); `setting` is the
+        run's γ ("auto" or a whole number) for the γ-per-step panel's subtitle.
+        """
         out = []
+        drafted = [len(s.drafted) for s in steps]
         for key, patch in (
             ("per_position", LF.per_position_patch(stats, gamma)),
             ("accepted_hist", LF.accepted_hist_patch(stats, gamma)),
+            ("gamma_steps", LF.gamma_steps_patch(drafted, [s.accepted for s in steps], setting)),
         ):
-            out.append((key, patch if layout else {"data": patch["data"], "layout": {}}))
+            ranges = {k: v for k, v in patch["layout"].items() if k.endswith("_range")}  # they grow with the run
+            out.append((key, patch if layout else {"data": patch["data"], "layout": ranges}))
         return out
 
     @staticmethod
@@ -198,7 +213,7 @@ class LiveView:
 
     def show_numbers(self, stats, ar_result) -> None:
         """The statistics table and the "when does this pay?" line."""
-        self.stats_html.value = stats_table_html(stats, ar_result)
+        self.stats_html.value = stats_table_html(stats, ar_result, None if self.run is None else self.run.gamma)
         if stats is None or not stats.steps or not math.isfinite(stats.alpha):
             self.payoff_html.value = ""
             return
@@ -211,8 +226,20 @@ class LiveView:
         )
 
     def show_sweep(self, data) -> None:
-        """The γ-sweep panel from `gamma_sweep_run` data (the points so far)."""
-        self.patch(("sweep", LF.gamma_sweep_patch(data["gammas"], data["measured"], data["bound"], data["predicted"])))
+        """The γ-sweep panel from `gamma_sweep_run` data (the points so far; γ auto as a level line)."""
+        auto = data.get("auto")
+        self.patch(
+            (
+                "sweep",
+                LF.gamma_sweep_patch(
+                    data["gammas"],
+                    data["measured"],
+                    data["bound"],
+                    data["predicted"],
+                    auto=None if auto is None else auto["measured"],
+                ),
+            )
+        )
 
     # ------------------------------------------------------------------ one token up close
 

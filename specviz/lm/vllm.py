@@ -190,6 +190,7 @@ class SpecCounters:
         return SpecStats(
             gamma=g,
             steps=int(d),
+            drafts=int(d),
             drafted=int(self.draft_tokens),
             accepted=int(self.accepted),
             generated=int(self.accepted + d),

@@ -1,0 +1,219 @@
+"""The live view's model choice: which pairs to offer, what still needs fetching, and an instruct model's settings.
+
+`pair_choices()` are the pairs a lecturer picks from: the bundled offline pair, each catalogue
+model (`specviz.lm.catalog`) with a prompt-lookup draft, marked while it still needs
+`specviz models fetch NAME`, and "other" (type any target and draft: a catalogue name, a
+folder, a .gguf file or a hub id). `check_fetched` turns an unfetched catalogue name into a
+clear message before anything loads. An instruct model (a tokenizer with a chat template)
+reads its prompt through that template (`formatted_prompt_html` shows what it reads) and
+suggests greedy decoding unless its generation config samples (`sampling_defaults`).
+
+>>> pair_choices()[0][1], pair_choices()[-1][1]
+(('bundled', 'bundled'), 'custom')
+>>> choice_for("bundled", "bundled"), choice_for("gpt2", "distilgpt2")
+(('bundled', 'bundled'), 'custom')
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ..i18n import t
+from . import catalog
+from .loading import PROMPT_LOOKUP
+
+BUNDLED_PAIR = ("bundled", "bundled")
+"""The (target, draft) of the bundled offline pair."""
+
+CUSTOM = "custom"
+"""The value of the "other: type a target and a draft" choice."""
+
+DEFAULT_PROMPT = "ROMEO:\n"
+"""The live view's prompt for the bundled (Shakespeare) pair."""
+
+DEFAULT_CHAT_PROMPT = "Repeat this sentence word for word: the quick brown fox jumps over the lazy dog."
+"""The prompt an instruct model starts with (it repeats text, so prompt lookup has something to find)."""
+
+
+def fetch_command(name: str) -> str:
+    """The shell command that fetches catalogue model `name` once."""
+    return f"specviz models fetch {name}"
+
+
+def is_fetched(name: str) -> bool:
+    """True when catalogue model `name` is in the local cache (cheap: no hashing)."""
+    return catalog.local_path(name) is not None
+
+
+def pair_choices() -> list:
+    """(label, value) of each pair offered: the bundled pair, NAME + prompt lookup per catalogue model, "other"."""
+    out = [(t("live.choice_bundled"), BUNDLED_PAIR)]
+    for name in sorted(catalog.MODELS):
+        label = t("live.choice_lookup", name=name)
+        if not is_fetched(name):
+            label = t("live.choice_not_fetched", label=label)
+        out.append((label, (name, PROMPT_LOOKUP)))
+    return out + [(t("live.choice_custom"), CUSTOM)]
+
+
+def choice_for(target: str, draft: str):
+    """The offered choice that loads `target` + `draft`, else CUSTOM."""
+    pair = (str(target).strip() or "bundled", str(draft).strip() or "bundled")
+    return pair if any(v == pair for _, v in pair_choices()) else CUSTOM
+
+
+def target_options() -> list:
+    """What the target box suggests: the bundled model and every catalogue model."""
+    return ["bundled", *sorted(catalog.MODELS)]
+
+
+def draft_options() -> list:
+    """What the draft box suggests: the bundled model, prompt lookup and every catalogue model."""
+    return ["bundled", PROMPT_LOOKUP, *sorted(catalog.MODELS)]
+
+
+def data_html(text: str) -> str:
+    """A name or a command as typed (monospace, marked as data: never translated)."""
+    return f"<code class='specviz-data'>{html.escape(text)}</code>"
+
+
+def models_hint_html() -> str:
+    """The note under the model choice: how to choose, and which catalogue models are fetched or need fetching."""
+    lines = [html.escape(t("live.models_hint"))]
+    for name in sorted(catalog.MODELS):
+        if is_fetched(name):
+            lines.append(html.escape(t("live.model_fetched", name="\0")).replace("\0", data_html(name)))
+        else:
+            text = html.escape(t("live.model_needs_fetch", name="\0", command="\1"))
+            lines.append(text.replace("\0", data_html(name)).replace("\1", data_html(fetch_command(name))))
+    return "<div class='specviz-models-hint' style='font-size:12px;color:#57606a'>" + "<br>".join(lines) + "</div>"
+
+
+def check_fetched(target: str, draft: str) -> None:
+    """ValueError (in the current language) naming the first catalogue model of the pair that is not fetched yet."""
+    for role, name in (("live.target", target), ("live.draft", draft)):
+        if name in catalog.MODELS and not is_fetched(name):
+            raise ValueError(t("live.not_fetched", role=t(role), name=name))
+
+
+def has_chat_template(pair) -> bool:
+    """True when the pair's tokenizer has a chat template (an instruct model)."""
+    return bool(getattr(getattr(pair, "tokenizer", None), "chat_template", None))
+
+
+def sampling_defaults(pair) -> dict | None:
+    """An instruct model's sampling settings: its generation config when that samples, else greedy; None otherwise."""
+    if not has_chat_template(pair):
+        return None
+    gc = getattr(getattr(pair.target, "model", None), "generation_config", None)
+    if gc is not None and getattr(gc, "do_sample", False):
+        temperature, top_k, top_p = (getattr(gc, k, None) for k in ("temperature", "top_k", "top_p"))
+        return dict(
+            temperature=1.0 if temperature is None else float(temperature),
+            top_k=int(top_k or 0),
+            top_p=1.0 if top_p is None else float(top_p),
+        )
+    return dict(temperature=0.0, top_k=0, top_p=1.0)
+
+
+def formatted_prompt_html(pair, ids, chat: bool) -> str:
+    """What the model reads: the prompt ids decoded with their special tokens (the chat template when `chat`)."""
+    tok = getattr(pair, "tokenizer", None)
+    if tok is None:
+        text = " ".join(str(int(i)) for i in ids)
+    else:
+        text = tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    note = t("live.formatted_chat") if chat and has_chat_template(pair) else t("live.formatted_plain")
+    head = html.escape(t("live.formatted_head", n=len(ids)))
+    return (
+        f"<div style='font-size:12px'><b>{head}</b> <span style='color:#57606a'>{html.escape(note)}</span>"
+        "<pre class='specviz-data specviz-formatted-prompt' style='white-space:pre-wrap;margin:2px 0;"
+        f"padding:6px;border:1px solid #d0d7de;border-radius:6px;max-height:160px;overflow-y:auto'>"
+        f"{html.escape(text)}</pre></div>"
+    )
+
+
+class ModelChoice:
+    """The model-choice widgets: a pair to pick, target and draft boxes that also take free text, and a hint.
+
+    `pair_choice` (Dropdown of `pair_choices()`) fills `target_text` and `draft_text`
+    (Comboboxes, `ensure_option=False`); typing in them selects the matching choice or
+    "other". `models_hint` says which catalogue models need `specviz models fetch` first.
+    """
+
+    def __init__(self, target: str = "bundled", draft: str = "bundled", label_style: dict | None = None):
+        lab = label_style or {"description_width": "110px"}
+        self.syncing = False  # True while the choice and the boxes update each other
+        self.pair_choice = W.Dropdown(
+            options=pair_choices(),
+            value=choice_for(target, draft),
+            description=t("live.models"),
+            style=lab,
+            layout=W.Layout(width="470px"),
+        )
+        box = dict(placeholder=t("live.model_box"), style=lab, layout=W.Layout(width="360px"), ensure_option=False)
+        self.target_text = W.Combobox(value=str(target), options=target_options(), description=t("live.target"), **box)
+        self.draft_text = W.Combobox(value=str(draft), options=draft_options(), description=t("live.draft"), **box)
+        self.models_hint = W.HTML(models_hint_html(), layout=W.Layout(max_width="440px"))
+        self.models_hint.add_class("specviz-models")
+        self.pair_choice.observe(self.choice_changed, names="value")
+        for b in (self.target_text, self.draft_text):
+            b.observe(self.boxes_changed, names="value")
+
+    def choice_changed(self, change) -> None:
+        """A pair picked from `pair_choice` fills the target and draft boxes ("other" leaves them to type in)."""
+        if self.syncing or change["new"] == CUSTOM:
+            return
+        self.syncing = True
+        try:
+            self.target_text.value, self.draft_text.value = change["new"]
+        finally:
+            self.syncing = False
+
+    def boxes_changed(self, change) -> None:
+        """Typing in the target or draft box selects the matching choice, or "other"."""
+        if self.syncing:
+            return
+        self.syncing = True
+        try:
+            self.pair_choice.value = choice_for(self.target_text.value, self.draft_text.value)
+        finally:
+            self.syncing = False
+
+    def refresh(self) -> None:
+        """Re-read which catalogue models are fetched (a fetch in a terminal shows without a restart)."""
+        value = self.pair_choice.value
+        self.syncing = True
+        try:
+            self.pair_choice.options = pair_choices()
+            self.pair_choice.value = value
+        finally:
+            self.syncing = False
+        self.models_hint.value = models_hint_html()
+
+    def names(self) -> tuple[str, str]:
+        """(target, draft) as typed ("bundled" for an empty box)."""
+        return self.target_text.value.strip() or "bundled", self.draft_text.value.strip() or "bundled"
+
+
+__all__ = [
+    "BUNDLED_PAIR",
+    "CUSTOM",
+    "ModelChoice",
+    "DEFAULT_CHAT_PROMPT",
+    "DEFAULT_PROMPT",
+    "check_fetched",
+    "choice_for",
+    "data_html",
+    "draft_options",
+    "fetch_command",
+    "formatted_prompt_html",
+    "has_chat_template",
+    "is_fetched",
+    "models_hint_html",
+    "pair_choices",
+    "sampling_defaults",
+    "target_options",
+]
