@@ -227,11 +227,25 @@ def speed_table(pair, prompt_ids, n, gammas, dev, hf=True) -> tuple[list, dict]:
         except Exception as e:  # noqa: BLE001 - report, don't stop the check
             rows.append(["transformers assisted generation", f"failed: {type(e).__name__}", "", "", "", ""])
     best = {"gamma": None, "speedup": 0.0, "predicted": float("nan")}
-    for g in gammas:
+    for g in (*gammas, "auto"):
         r = speculative_generate(pair, prompt_ids, n, g, seed=0, **kw)
         st = spec_stats(r)
         sp = r.tokens_per_second / ar_tps
         pred = st.predicted_speedup(t_target)
+        if g == "auto":  # adaptive γ: its own row, never the "best fixed γ"
+            gs = st.gammas
+            rows.append(
+                [
+                    f"speculative γ=auto (mean γ {sum(gs) / max(len(gs), 1):.1f})",
+                    f"{r.tokens_per_second:.0f}",
+                    f"{st.acceptance_rate:.3f}",
+                    f"{st.alpha:.3f}",
+                    f"{sp:.2f}x",
+                    "",
+                ]
+            )
+            best["auto"] = sp
+            continue
         rows.append(
             [
                 f"speculative γ={g}",
@@ -341,7 +355,8 @@ def main(argv=None) -> int:
         table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows),
         "",
         f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
-        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x",
+        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x; "
+        f"γ=auto {best.get('auto', float('nan')):.2f}x",
     ]
     print("\n".join(sec), flush=True)
     report += sec
@@ -369,6 +384,35 @@ def main(argv=None) -> int:
         report += sec
         results["bundled_compiled"] = {"rows": crows, "best": cbest, "warmup_s": warm}
 
+    sec = ["", "## SmolLM2-135M + prompt lookup, greedy, stop at the end of the turn: plain vs γ=auto", ""]
+    try:
+        from specviz.lm import catalog
+
+        path = catalog.local_path("smollm2-135m")
+        if path is None or not path.exists():
+            raise FileNotFoundError("smollm2-135m is not fetched on this machine (`specviz models fetch smollm2-135m`)")
+        spair = load_pair("smollm2-135m", "prompt-lookup", device=dev.type, progress=False)
+        srows = []
+        for label, text in (
+            ("copy", "Repeat this sentence word for word: the quick brown fox jumps over the lazy dog, twice."),
+            ("free text", "Write a short story about a lighthouse keeper."),
+        ):
+            sids = spair.encode(text)
+            skw = dict(temperature=0, stop_at_eos=True, threads=1 if dev.type == "cpu" else None)
+            autoregressive_generate(spair, sids, 8, **skw)
+            speculative_generate(spair, sids, 8, "auto", **skw)
+            ar = autoregressive_generate(spair, sids, 128, **skw)
+            au = speculative_generate(spair, sids, 128, "auto", **skw)
+            same = "yes" if au.new_ids == ar.new_ids else "NO"
+            ratio = au.tokens_per_second / ar.tokens_per_second
+            srows.append([label, f"{ar.tokens_per_second:.0f}", f"{au.tokens_per_second:.0f}", f"{ratio:.2f}x", same])
+        sec += [table(["prompt", "plain tok/s", "auto tok/s", "auto vs plain", "same tokens"], srows)]
+        results["smollm2_lookup"] = srows
+    except Exception as e:  # noqa: BLE001 - a missing model is reported, not fatal
+        sec += [f"skipped: {e}"]
+    print("\n".join(sec), flush=True)
+    report += sec
+
     big = dev.type == "cuda"
     rpair, params = random_pair(dev, big)
     rows, best = speed_table(rpair, list(range(10, 42)), n if big else min(n, 64), gammas, dev)
@@ -380,7 +424,8 @@ def main(argv=None) -> int:
         table(["decoder", "tokens/s", "acceptance", "α", "vs plain", "cost model"], rows),
         "",
         f"best γ = {best['gamma']}: {best['speedup']:.2f}x plain decoding, "
-        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x",
+        f"{best['speedup'] / best['predicted']:.2f} of the cost-model prediction {best['predicted']:.2f}x; "
+        f"γ=auto {best.get('auto', float('nan')):.2f}x",
     ]
     print("\n".join(sec), flush=True)
     report += sec

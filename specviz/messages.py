@@ -178,6 +178,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "draw y ~ p; keep the draft iff y == x, else emit y",
         "zh": "抽 y ~ p；y 与草稿 x 相同则保留草稿，否则输出 y",
     },
+    "pitfalls.rule.drop_unlikely": {
+        "en": "peeking γ: leave the draft out when p(x)/q(x) < t and sample p instead; else verify it",
+        "zh": "偷看判决的 γ：当 p(x)/q(x) < t 时不检验该草稿，改从 p 采样；否则照常验证",
+    },
     "pitfalls.not_lossless": {
         "en": "NOT lossless ✗ (TV(output, p) = {tv:.4f})",
         "zh": "不是无损 ✗（TV(输出, p) = {tv:.4f}）",

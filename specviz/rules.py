@@ -105,6 +105,49 @@ class TokenMatchRule(Rule):
         return out
 
 
+class DropUnlikelyRule(Rule):
+    """Draw x ~ q; when p(x)/q(x) < t leave x out and emit y ~ p (γ = 0 for this step), else verify x as usual.
+
+    The one-position form of an adaptive γ that peeks at the target's verdict before deciding
+    whether to verify (`specviz.stopping`). Lossy in general; t = 0 verifies every draft.
+
+    >>> output_dist([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], "drop_unlikely", t=0.7).round(12)  # dog left out
+    array([0.7 , 0.15, 0.15])
+    """
+
+    def reject_joint(self, p: np.ndarray, q: np.ndarray, a: np.ndarray, **params: float) -> np.ndarray:
+        # dropped drafts are replaced by p, verified-and-rejected ones by (p - q)+ / Z
+        dropped = _dropped(p, q, params["t"])
+        zero = _one(p) - _one(p)
+        p_dropped = sum((v for v, d in zip(q, dropped) if d), zero)
+        p_rejected = sum((v * (_one(p) - av) for v, av, d in zip(q, a, dropped) if not d), zero)
+        return p_dropped * p + p_rejected * resample_dist(p, q)
+
+    def sample_rejected(
+        self,
+        p: np.ndarray,
+        q: np.ndarray,
+        drafts: np.ndarray,
+        rng: np.random.Generator,
+        categorical: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
+        **params: float,
+    ) -> np.ndarray:
+        dropped = _dropped(p, q, params["t"])[drafts]
+        out = np.empty(len(drafts), dtype=np.int64)
+        out[dropped] = categorical(p.astype(np.float64), int(dropped.sum()), rng)
+        out[~dropped] = categorical(resample_dist(p, q).astype(np.float64), int((~dropped).sum()), rng)
+        return out
+
+
+def _dropped(p, q, t) -> np.ndarray:
+    """(V,) bool: the drafts the peeking rule leaves out, p(x)/q(x) < t (a token q never drafts is never left out)."""
+    return np.array([qv > 0 and pv < t * qv for pv, qv in zip(p, q)], dtype=bool)
+
+
+def _drop_unlikely_accept(p, q, t):
+    return np.where(_dropped(p, q, t), _one(p) - _one(p), acceptance_prob(p, q))
+
+
 def _lenient_accept(p, q, l):  # noqa: E741  (l: the lenience, the rule parameter users pass as l=)
     if not l > 0:
         raise ValueError(f"lenience l must be > 0, got {l}")
@@ -188,6 +231,18 @@ register(
     )
 )
 
+register(
+    DropUnlikelyRule(
+        "drop_unlikely",
+        False,
+        "pitfall (peeking γ): leave the draft out when p(x)/q(x) < t and sample p; else verify it",
+        _drop_unlikely_accept,
+        None,
+        {"t": 0.7},
+        {"t": (0, None, False)},
+    )
+)
+
 
 def get_rule(rule: str | Rule) -> Rule:
     """Look up a rule by name (or pass a Rule through)."""
@@ -268,6 +323,7 @@ def compare_rules(
 
 __all__ = [
     "Rule",
+    "DropUnlikelyRule",
     "RULES",
     "register",
     "get_rule",

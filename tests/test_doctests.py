@@ -10,6 +10,7 @@ MODULES = [
     "specviz.validate",
     "specviz.theory",
     "specviz.rules",
+    "specviz.stopping",
     "specviz.gamma",
     "specviz.multidraft",
     "specviz.standardize",
@@ -25,6 +26,7 @@ MODULES = [
     "specviz.lm.stats",
     "specviz.lm.run",
     "specviz.lm.models",
+    "specviz.lm.peeking",
     "specviz.lm.vllm",
 ]
 

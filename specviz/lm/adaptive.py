@@ -6,15 +6,21 @@
   a per-g running mean, filled in between by a straight-line fit; before anything is
   measured, a slope of `prior_slope` plain steps per extra token;
 * the draft's time per drafted token (a model draft) or per lookup (prompt lookup);
-* the acceptance estimate a: accepted / tested drafts (a draft after the first rejection is
-  never tested), kept per match length for prompt lookup, one figure for a model draft,
-  smoothed by a Beta(1, 1) prior.
+* the acceptance of the first draft c_0 (kept per match length for prompt lookup, one figure
+  for a model draft) and the conditional acceptance c_i at each deeper position i given that
+  0..i-1 were accepted (sglang's conditional per-position rate), Beta-smoothed; a position
+  not tested yet borrows from the nearest tested one. Keeping the positions apart matters for
+  prompt lookup: once a copied passage matches, the next tokens tend to match too, which a
+  single per-token rate would miss.
 
-With per-token acceptance a, drafting g tokens emits E(g) = 1 + a + ... + a^g tokens in
-draft(g) + verify(g) seconds; the chooser takes the g in 0..max_gamma with the most tokens
-per second, where g = 0 is a plain target step at verify(0), the plain decoding rate. When
-nothing pays it drafts nothing, and it probes with one draft after 4, 8, 16, ... steps of
-zero (reset when a probe is accepted), so a run that starts to repeat itself is noticed.
+Drafting g tokens then emits E(g) = 1 + c_0 + c_0 c_1 + ... + c_0 ... c_{g-1} tokens in
+draft(g) + verify(g) seconds (with one rate a for every position: 1 + a + ... + a^g); the
+chooser takes the g in 0..max_gamma with the most tokens per second, where g = 0 is a plain
+target step at the plain decoding rate. When nothing pays it drafts nothing, and it probes
+with one draft after 4, 8, 16, ... steps of zero (reset when a probe is accepted), so a run
+that starts to repeat itself is noticed. A model draft starts with one plain step (the rate
+to beat) and switches between drafting and not only for a 3 % better rate (every switch back
+makes the draft catch up); prompt lookup starts by trying up to 4 of its run.
 
 Anchors: transformers' `num_assistant_tokens_schedule="heuristic"` (+2 drafts after a step
 where all were accepted, -1 otherwise) and `assistant_confidence_threshold` (the draft stops
@@ -37,11 +43,12 @@ verdict), or "leave x_j out when q(x_j) is small" (the draft's confidence in a t
 already sampled). transformers' confidence threshold keeps the low-confidence token and
 stops after it: a stopping time, so lossless. A deterministic draft (prompt lookup) has
 nothing random to peek at: its proposal is a function of h, so any rule over it is a
-function of h. `tests/test_lm_adaptive.py` plants both peeking choosers in the engine and
-the exact-distribution check catches them; notebook 09 shows it.
+function of h. `specviz.lm.peeking` plants both peeking choosers in the engine and the
+exact-distribution check in `tests/test_lm_adaptive_peeking.py` catches them, while the
+stopping rule passes; `specviz.stopping` computes all of them exactly, and notebook 09 shows it.
 
 >>> auto = AutoGamma(max_gamma=8)
->>> auto.choose(room=10)                       # nothing measured yet: one plain step first
+>>> auto.choose(room=10)                       # a model draft, nothing measured: one plain step first
 0
 >>> auto.observe(gamma=0, accepted=0, draft_s=0.0, verify_s=0.010)
 >>> auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
@@ -120,44 +127,81 @@ class AutoGamma(GammaChooser):
     """Each step, the γ in 0..max_gamma with the most expected tokens per second, from this run's measurements."""
 
     max_gamma: int = 16
-    prior_slope: float = 0.1  # verify time per extra token, in plain steps, until two γ values are measured
+    prior_slope: float = 0.15  # verify time per extra token, in plain steps, until two γ values are measured
     name: str = AUTO
     verify: dict = field(default_factory=dict)  # g -> _Mean of verify seconds
     draft: _Mean = field(default_factory=_Mean)  # seconds per drafted token
-    counts: dict = field(default_factory=dict)  # match length (or None) -> [accepted, tested]
+    first: dict = field(default_factory=dict)  # match length (None: model draft) -> [accepted, tested] at position 0
+    deeper: list = field(default_factory=list)  # position i >= 1 -> [accepted, tested], all match lengths together
     zero_streak: int = 0
     probe_after: int = 4
-    drafting_steps: int = 0
-    trust: int = 4  # steps at one γ after which its measured rate replaces the model's
-    hysteresis: float = 0.03  # switch γ only for a rate this much better
-    last: int = 0
-    seen: dict = field(default_factory=dict)  # (match, g) -> [steps, tokens per step, seconds per step]
     line: tuple | None = None  # the verify line for g >= 1, see _fit
+    last: int = 0
+    hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
 
     def __post_init__(self):
         self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=1000)
 
     def acceptance(self, match: int | None = None) -> float:
-        """Estimated per-token acceptance (Beta(1, 1) prior) for this match length (None: a model draft)."""
-        acc, tested = self.counts.get(match, (0, 0))
-        return (acc + 1.0) / (tested + 2.0)
+        """Estimated acceptance of the first draft (this match length; None: a model draft).
+
+        Beta-smoothed towards all first drafts together, which are smoothed towards 1/2.
+        """
+        acc = sum(c[0] for c in self.first.values())
+        tested = sum(c[1] for c in self.first.values())
+        pooled = (acc + 1.0) / (tested + 2.0)
+        a, t = self.first.get(match, (0, 0))
+        return (a + 2.0 * pooled) / (t + 2.0)
+
+    def conditional(self, i: int, first: float) -> float:
+        """Estimated acceptance at position i >= 1 given positions 0..i-1 were accepted.
+
+        Drafts after a match that held tend to hold (a copied passage), so deeper positions are
+        kept apart from the first one; an untested position borrows from the deepest tested
+        ones, smoothed towards the first position's estimate.
+        """
+        acc = tested = 0
+        for j in range(min(i, len(self.deeper)) - 1, -1, -1):  # position i, else the nearest tested below it
+            acc, tested = self.deeper[j]
+            if tested:
+                break
+        return (acc + 2.0 * first) / (tested + 2.0)
+
+    def expected(self, g: int, match: int | None = None) -> float:
+        """Expected tokens from a step with g drafts: 1 + c_0 + c_0 c_1 + ... (chained conditional acceptances)."""
+        c0 = self.acceptance(match)
+        out, run = 1.0, 1.0
+        for i in range(g):
+            run *= c0 if i == 0 else self.conditional(i, c0)
+            out += run
+        return out
+
+    def plain_seconds(self) -> float:
+        """Seconds of a plain step: measured, else the verify line at 0 drafts, else NaN."""
+        if 0 in self.verify:
+            return self.verify[0].value
+        if self.line is not None:
+            k0, v0, slope = self.line
+            slope = self.prior_slope * v0 / (1.0 + self.prior_slope * k0) if slope is None else slope
+            return max(v0 - slope * k0, 1e-9)
+        return float("nan")
 
     def verify_seconds(self, g: int) -> float:
         """Expected verify seconds with g drafts: the measured mean, else a straight line through the g >= 1 means.
 
         g = 0 is a plain step (no acceptance test, a cheaper path) and is kept apart from the line.
         """
+        if g == 0:
+            return self.plain_seconds()
         m = self.verify.get(g)
         if m is not None and m.n >= 2:
             return m.value
-        plain = self.verify[0].value if 0 in self.verify else float("nan")
-        if g == 0:
-            return plain
+        plain = self.plain_seconds()
         if self.line is None:  # nothing drafted yet: a plain step plus the prior slope per token read
             return plain * (1.0 + self.prior_slope * g)
         k0, v0, slope = self.line
         if slope is None:  # one γ measured: the prior slope through it
-            slope = self.prior_slope * plain
+            slope = self.prior_slope * (plain if 0 in self.verify else v0 / (1.0 + self.prior_slope * k0))
         return max(v0 + slope * (g - k0), 1e-9)
 
     def _fit(self) -> None:
@@ -176,35 +220,26 @@ class AutoGamma(GammaChooser):
         self.line = (mx, my, max(sum((k - mx) * (v - my) for k, v in pts) / sxx, 0.0))
 
     def rates(self, top: int, match: int | None = None) -> list:
-        """Expected tokens per second for g = 0..top drafts.
-
-        Where g has been run `trust` times at this match length, its measured tokens and seconds
-        per step are used as they are; elsewhere the cost model (geometric acceptance at the
-        estimated a, the fitted verify line, the measured draft time per token) fills in.
-        """
-        a = self.acceptance(match)
+        """Expected tokens per second for g = 0..top drafts (the cost model)."""
         td = self.draft.value if self.draft.n else 0.0
         out = []
         for g in range(top + 1):
-            seen = self.seen.get((match, g))
-            if g > 0 and seen is not None and seen[0] >= self.trust:
-                out.append(seen[1] / seen[2] if seen[2] > 0 else 0.0)
-                continue
             cost = g * td + self.verify_seconds(g)
-            out.append(expected_emitted(a, g) / cost if cost > 0 else 0.0)
+            out.append(self.expected(g, match) / cost if cost > 0 else 0.0)
         return out
 
     def choose(self, room, run=None, match=None) -> int:
         top = min(self.max_gamma, room, len(run) if run is not None else room)
         if top <= 0:
             return 0
-        if 0 not in self.verify:  # measure one plain step first: the rate to beat
-            return 0
+        if not self.verify:  # nothing measured: a lookup tries its run, a model draft measures a plain step first
+            return min(top, 4) if run is not None else 0
         rates = self.rates(top, match)
         best = max(range(len(rates)), key=lambda g: (rates[g], -g))
-        last = min(self.last, top)
-        if rates[best] < (1.0 + self.hysteresis) * rates[last]:
-            best = last  # not clearly better: stay (every switch back to drafting makes the draft catch up)
+        if run is None and (best == 0) != (self.last == 0):  # a model draft: leave / resume only when clearly better
+            last = min(self.last, top)
+            if rates[best] < (1.0 + self.hysteresis) * rates[last]:
+                best = last
         if best == 0:
             self.zero_streak += 1
             if self.zero_streak >= self.probe_after:  # look again, cheaply: one draft
@@ -213,29 +248,26 @@ class AutoGamma(GammaChooser):
                 return 1
             return 0
         self.zero_streak = 0
-        self.drafting_steps += 1
-        nxt = self.seen.get((match, best + 1))
-        if best < top and (nxt is None or nxt[0] < self.trust) and self.drafting_steps % 8 == 0:
-            return best + 1  # measure the next length too, so the choice rests on measurements
         return best
 
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
         self.verify.setdefault(gamma, _Mean()).add(verify_s)
-        if gamma > 0:
-            self._fit()
         self.last = gamma
-        if gamma > 0:
-            self.draft.add(draft_s / gamma)
-            c = self.counts.setdefault(match, [0, 0])
-            c[0] += accepted
-            c[1] += min(accepted + 1, gamma)
-            if accepted > 0:
-                self.probe_after = 4
-            seen = self.seen.setdefault((match, gamma), [0, 0.0, 0.0])
-            w = 1.0 / min(seen[0] + 1, 32)  # running means of tokens and seconds per step, forgetting slowly
-            seen[0] += 1
-            seen[1] += w * (accepted + 1 - seen[1])
-            seen[2] += w * (draft_s + verify_s - seen[2])
+        if gamma == 0:
+            return
+        self._fit()
+        self.draft.add(draft_s / gamma)
+        c = self.first.setdefault(match, [0, 0])
+        c[0] += accepted > 0
+        c[1] += 1
+        while len(self.deeper) < gamma - 1:
+            self.deeper.append([0, 0])
+        for i in range(1, min(accepted + 1, gamma)):  # positions 1..k verified (k = accepted, capped at γ - 1)
+            d = self.deeper[i - 1]
+            d[0] += accepted > i
+            d[1] += 1
+        if accepted > 0:
+            self.probe_after = 4
 
 
 def as_chooser(gamma) -> GammaChooser:

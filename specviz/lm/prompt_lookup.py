@@ -69,6 +69,8 @@ class PromptLookupSession(Session):
         self.proposal: int | None = None
         # n-gram tuple -> position of the token that followed its most recent occurrence
         self._follower: dict[tuple, int] = {}
+        # n-gram tuple -> positions of the tokens that followed each of its occurrences, oldest first
+        self._after: dict[tuple, list] = {}
         # per position t: the index entries set when token t was read, with their previous values (for truncate)
         self._undo: list[list] = []
         ids = _id_list(prompt_ids)
@@ -96,6 +98,7 @@ class PromptLookupSession(Session):
                 key = tuple(self._ids[t - n : t])
                 undo.append((key, self._follower.get(key)))
                 self._follower[key] = t
+                self._after.setdefault(key, []).append(t)
         self._ids.append(token)
         self._undo.append(undo)
 
@@ -114,14 +117,22 @@ class PromptLookupSession(Session):
         """(up to `limit` proposed tokens, the length of the suffix that matched) in one lookup.
 
         The longest suffix (max_ngram tokens, then fewer) that occurred before wins; the run is
-        what followed its most recent occurrence, as far as the history goes. ([], None) when
+        what followed its most recent occurrence, or, when the history ends before `limit`
+        tokens there, the occurrence (of the last 8) that gives the longest run. ([], None) when
         nothing matches.
         """
         toks = self._ids
         for n in range(min(self.model.max_ngram, len(toks)), self.model.min_ngram - 1, -1):
-            pos = self._follower.get(tuple(toks[-n:]))
-            if pos is not None:
-                return toks[pos : pos + limit], n
+            after = self._after.get(tuple(toks[-n:]))
+            if after:
+                best = after[-1]
+                for pos in reversed(after[-8:]):  # most recent first
+                    if len(toks) - pos >= limit:
+                        best = pos
+                        break
+                    if len(toks) - pos > len(toks) - best:
+                        best = pos
+                return toks[best : best + limit], n
         return [], None
 
     def _lookup(self) -> int | None:
@@ -164,6 +175,10 @@ class PromptLookupSession(Session):
         while len(self._ids) > length:
             self._ids.pop()
             for key, prev in reversed(self._undo.pop()):
+                after = self._after[key]
+                after.pop()
+                if not after:
+                    del self._after[key]
                 if prev is None:
                     del self._follower[key]
                 else:

@@ -1,0 +1,141 @@
+"""gamma="auto" and the GammaChooser contract: exact output, greedy equality, sensible choices, clear errors.
+
+The exact-distribution check is a chi-square test at ALPHA = 1e-4 against exact enumeration,
+with a fixed seed (a correct engine fails it with probability 1e-4 over seeds). The planted
+choosers that peek at a drafted token are in tests/test_lm_adaptive_peeking.py.
+"""
+
+import numpy as np
+import pytest
+from stats_helpers import chi_square_pvalue
+from test_lm_engine import L, exact_continuations
+
+import specviz as sv
+from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
+from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, expected_emitted
+from specviz.lm.prompt_lookup import PromptLookupModel
+from specviz.standardize import Sampling
+
+ALPHA = 1e-4
+
+
+@pytest.fixture(scope="module")
+def pair():
+    target = NGramModel.random(3, order=2, seed=10, concentration=0.7, name="target")
+    draft = NGramModel.random(3, order=2, seed=11, concentration=0.7, name="draft")
+    return Pair(target, draft)
+
+
+class Cycle(GammaChooser):
+    """γ = 0, 1, 2, 3, 0, ... whatever happened: a schedule that depends only on the step count."""
+
+    def __init__(self):
+        self.i = -1
+
+    def choose(self, room, run=None, match=None):
+        self.i += 1
+        return min(self.i % 4, room)
+
+
+@pytest.mark.parametrize("chooser", ["auto", "cycle"])
+def test_auto_and_scheduled_gamma_sample_the_target_exactly(pair, chooser):
+    exact = exact_continuations(pair.target, [1], L, Sampling())
+    rng = np.random.default_rng(7)
+    counts = np.zeros(3**L, dtype=np.int64)
+    for _ in range(3000):
+        g = AutoGamma(max_gamma=3) if chooser == "auto" else Cycle()
+        r = SpeculativeEngine().generate(pair, [1], max_new_tokens=L, gamma=g, seed=rng)
+        counts[sv.sequence_index(np.array([r.new_ids]), 3)[0]] += 1
+    assert chi_square_pvalue(counts, exact) >= ALPHA
+
+
+def test_auto_greedy_equals_plain_greedy_on_model_and_lookup_drafts(pair):
+    lookup = Pair(pair.target, PromptLookupModel(3))
+    for p, prompt in ((pair, [1]), (lookup, [0, 1, 2, 0, 1])):
+        plain = autoregressive_generate(p, prompt, 60, temperature=0).new_ids
+        for g in ("auto", 0, 3, AutoGamma(max_gamma=2)):
+            r = speculative_generate(p, prompt, 60, g, temperature=0)
+            assert r.new_ids == plain, g
+            assert sum(s.n_emitted for s in r.steps) == 60
+
+
+def test_auto_works_with_top_k_top_p_and_temperature(pair):
+    for kw in ({"top_k": 2}, {"top_p": 0.8}, {"temperature": 0.5}):
+        r = speculative_generate(pair, [1], 40, "auto", seed=0, **kw)
+        assert len(r.new_ids) == 40 and r.gamma == "auto"
+
+
+def test_auto_on_the_bundled_pair_with_static_caches_is_greedy_exact():
+    from specviz.lm import load_pair
+
+    pair = load_pair("bundled", "bundled", device="cpu", static_cache=True, progress=False)
+    ids = pair.encode("ROMEO:\n")
+    plain = autoregressive_generate(pair, ids, 40, temperature=0).new_ids
+    r = speculative_generate(pair, ids, 40, "auto", temperature=0)
+    assert r.new_ids == plain and len({s.gamma for s in r.steps}) >= 1
+
+
+def test_gamma_zero_is_plain_decoding_through_the_engine(pair):
+    r = speculative_generate(pair, [1], 30, 0, seed=3)
+    assert [s.gamma for s in r.steps] == [0] * 30 and set(r.fates()) == {"target"}
+    assert all(s.kind == "target" and s.token is not None for s in r.steps)
+
+
+def test_the_cost_model_drafts_nothing_when_drafts_fail_and_more_when_they_pass():
+    bad = AutoGamma(max_gamma=8)
+    bad.observe(0, 0, 0.0, 0.010)
+    for _ in range(20):
+        bad.observe(2, 0, 0.004, 0.014)  # two drafts, never accepted: pure cost
+    picks = [bad.choose(100) for _ in range(40)]
+    assert picks.count(0) >= 36 and max(picks) <= 1  # plain steps, with a one-draft probe now and then
+    good = AutoGamma(max_gamma=8)
+    good.observe(0, 0, 0.0, 0.010)
+    for g in (2, 4):
+        for _ in range(5):
+            good.observe(g, g, 0.0002 * g, 0.010 + 0.001 * g)  # cheap drafts, all accepted
+    assert good.choose(100) >= 4
+    assert good.choose(3) <= 3 and good.choose(0) == 0  # never past the room left
+
+
+def test_prompt_lookup_acceptance_is_kept_per_match_length():
+    a = AutoGamma(max_gamma=8)
+    a.observe(0, 0, 0.0, 0.010)
+    for _ in range(10):
+        a.observe(4, 4, 0.0001, 0.012, match=3)  # long matches: all accepted
+        a.observe(4, 0, 0.0001, 0.012, match=1)  # one-token matches: none
+    assert a.acceptance(3) > 0.9 and a.acceptance(1) < 0.1
+    assert a.choose(100, run=list(range(8)), match=3) >= 4
+    assert a.choose(100, run=list(range(8)), match=1) <= 1
+    assert a.choose(100, run=[5], match=3) <= 1  # never more than the run proposes
+
+
+def test_expected_emitted_is_the_geometric_sum():
+    for a in (0.0, 0.3, 0.8, 1.0):
+        for g in range(6):
+            assert expected_emitted(a, g) == pytest.approx(sum(a**i for i in range(g + 1)))
+    assert expected_emitted(0.8, 4) == pytest.approx(sv.expected_tokens(0.8, 4))
+
+
+@pytest.mark.parametrize(
+    "gamma,match",
+    [("fast", "whole number >= 0 or 'auto'"), (-1, "gamma"), (2.5, "gamma"), (True, "gamma"), ("", "auto")],
+)
+def test_bad_gamma_values_name_the_problem(pair, gamma, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        speculative_generate(pair, [1], 5, gamma)
+
+
+def test_a_chooser_out_of_range_is_an_error(pair):
+    class TooMany(GammaChooser):
+        def choose(self, room, run=None, match=None):
+            return room + 1
+
+    with pytest.raises(ValueError, match="choose returned"):
+        speculative_generate(pair, [1], 5, TooMany())
+
+
+def test_as_chooser_accepts_the_three_forms():
+    assert isinstance(as_chooser("auto"), AutoGamma) and isinstance(as_chooser(" AUTO "), AutoGamma)
+    assert as_chooser(3).choose(10) == 3 and as_chooser(3).choose(2) == 2
+    c = FixedGamma(5)
+    assert as_chooser(c) is c and c.choose(10, run=[1, 2]) == 2
