@@ -17,10 +17,13 @@ Drafting g tokens then emits E(g) = 1 + c_0 + c_0 c_1 + ... + c_0 ... c_{g-1} to
 draft(g) + verify(g) seconds (with one rate a for every position: 1 + a + ... + a^g); the
 chooser takes the g in 0..max_gamma with the most tokens per second, where g = 0 is a plain
 target step at the plain decoding rate. When nothing pays it drafts nothing, and it probes
-with one draft after 4, 8, 16, ... steps of zero (reset when a probe is accepted), so a run
-that starts to repeat itself is noticed. A model draft starts with one plain step (the rate
-to beat) and switches between drafting and not only for a 3 % better rate (every switch back
-makes the draft catch up); prompt lookup starts by trying up to 4 of its run.
+(with the number of drafts the model rates best) after 4, 8, 16, ... steps of zero (reset
+when a probe is accepted), so a run that starts to repeat itself is noticed. Prompt lookup starts by trying up to 4 of its run.
+For a model draft the cost model picks how many to draft, but whether to draft at all is
+decided by the measured tokens per second of its drafting steps against its plain steps
+(three plain steps first, then six drafting ones; a switch needs a 3 % better rate; the
+other mode is revisited one step in 8 to 64), because there the two are often within a
+few per cent and one step's time is noisy.
 
 Anchors: transformers' `num_assistant_tokens_schedule="heuristic"` (+2 drafts after a step
 where all were accepted, -1 otherwise) and `assistant_confidence_threshold` (the draft stops
@@ -48,12 +51,13 @@ exact-distribution check in `tests/test_lm_adaptive_peeking.py` catches them, wh
 stopping rule passes; `specviz.stopping` computes all of them exactly, and notebook 09 shows it.
 
 >>> auto = AutoGamma(max_gamma=8)
->>> auto.choose(room=10)                       # a model draft, nothing measured: one plain step first
+>>> auto.choose(room=10)                       # a model draft, nothing measured: plain steps first
 0
->>> auto.observe(gamma=0, accepted=0, draft_s=0.0, verify_s=0.010)
->>> auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
->>> auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
->>> auto.choose(room=10) >= 4                   # cheap drafts that were all accepted: draft more
+>>> for _ in range(3):
+...     auto.observe(gamma=0, accepted=0, draft_s=0.0, verify_s=0.010)
+>>> for _ in range(6):
+...     auto.observe(gamma=4, accepted=4, draft_s=0.004, verify_s=0.013)
+>>> auto.choose(room=10) >= 4                   # 5 tokens in 17 ms beat 1 in 10 ms: draft, and more
 True
 """
 
@@ -127,7 +131,7 @@ class AutoGamma(GammaChooser):
     """Each step, the γ in 0..max_gamma with the most expected tokens per second, from this run's measurements."""
 
     max_gamma: int = 16
-    prior_slope: float = 0.15  # verify time per extra token, in plain steps, until two γ values are measured
+    prior_slope: float = 0.05  # verify time per extra token, in plain steps, until two γ values are measured
     name: str = AUTO
     verify: dict = field(default_factory=dict)  # g -> _Mean of verify seconds
     draft: _Mean = field(default_factory=_Mean)  # seconds per drafted token
@@ -138,6 +142,13 @@ class AutoGamma(GammaChooser):
     line: tuple | None = None  # the verify line for g >= 1, see _fit
     last: int = 0
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
+    prior_acceptance: float = 0.6
+    prior_weight: float = 4.0
+    drafting: _Mean = field(default_factory=lambda: _Mean(span=32))  # tokens per drafting step
+    drafting_s: _Mean = field(default_factory=lambda: _Mean(span=32))  # seconds per drafting step
+    mode: bool = False  # a model draft: drafting (True) or plain steps
+    mode_steps: int = 0
+    explore_every: int = 8
 
     def __post_init__(self):
         self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=1000)
@@ -145,11 +156,15 @@ class AutoGamma(GammaChooser):
     def acceptance(self, match: int | None = None) -> float:
         """Estimated acceptance of the first draft (this match length; None: a model draft).
 
-        Beta-smoothed towards all first drafts together, which are smoothed towards 1/2.
+        Beta-smoothed towards all first drafts together, which are smoothed towards
+        `prior_acceptance` with `prior_weight` pseudo-drafts (one early rejection must not stop
+        a run from drafting).
         """
         acc = sum(c[0] for c in self.first.values())
         tested = sum(c[1] for c in self.first.values())
-        pooled = (acc + 1.0) / (tested + 2.0)
+        pooled = (acc + self.prior_weight * self.prior_acceptance) / (tested + self.prior_weight)
+        if len(self.first) <= 1:  # one kind of draft so far: the pooled figure is its own
+            return pooled
         a, t = self.first.get(match, (0, 0))
         return (a + 2.0 * pooled) / (t + 2.0)
 
@@ -157,22 +172,25 @@ class AutoGamma(GammaChooser):
         """Estimated acceptance at position i >= 1 given positions 0..i-1 were accepted.
 
         Drafts after a match that held tend to hold (a copied passage), so deeper positions are
-        kept apart from the first one; an untested position borrows from the deepest tested
-        ones, smoothed towards the first position's estimate.
+        kept apart from the first one; each is Beta-smoothed (4 pseudo-drafts) towards the
+        estimate of the position before it, so an untested or barely tested position borrows
+        from its neighbour.
         """
-        acc = tested = 0
-        for j in range(min(i, len(self.deeper)) - 1, -1, -1):  # position i, else the nearest tested below it
-            acc, tested = self.deeper[j]
-            if tested:
-                break
-        return (acc + 2.0 * first) / (tested + 2.0)
+        est = first
+        for j in range(1, i + 1):
+            acc, tested = self.deeper[j - 1] if j - 1 < len(self.deeper) else (0, 0)
+            est = (acc + 4.0 * est) / (tested + 4.0)
+        return est
 
     def expected(self, g: int, match: int | None = None) -> float:
         """Expected tokens from a step with g drafts: 1 + c_0 + c_0 c_1 + ... (chained conditional acceptances)."""
-        c0 = self.acceptance(match)
+        est = self.acceptance(match)  # c_0, then c_i smoothed towards c_{i-1}, as in `conditional`
         out, run = 1.0, 1.0
         for i in range(g):
-            run *= c0 if i == 0 else self.conditional(i, c0)
+            if i > 0:
+                acc, tested = self.deeper[i - 1] if i - 1 < len(self.deeper) else (0, 0)
+                est = (acc + 4.0 * est) / (tested + 4.0)
+            run *= est
             out += run
         return out
 
@@ -235,26 +253,55 @@ class AutoGamma(GammaChooser):
         if not self.verify:  # nothing measured: a lookup tries its run, a model draft measures a plain step first
             return min(top, 4) if run is not None else 0
         rates = self.rates(top, match)
+        if run is None:
+            return self._choose_model_draft(rates)
         best = max(range(len(rates)), key=lambda g: (rates[g], -g))
-        if run is None and (best == 0) != (self.last == 0):  # a model draft: leave / resume only when clearly better
-            last = min(self.last, top)
-            if rates[best] < (1.0 + self.hysteresis) * rates[last]:
-                best = last
         if best == 0:
             self.zero_streak += 1
-            if self.zero_streak >= self.probe_after:  # look again, cheaply: one draft
+            if self.zero_streak >= self.probe_after:  # look again: the best number of drafts the model sees
                 self.zero_streak = 0
                 self.probe_after = min(2 * self.probe_after, 256)
-                return 1
+                return max(range(1, len(rates)), key=lambda g: (rates[g], -g))
             return 0
         self.zero_streak = 0
         return best
+
+    def _choose_model_draft(self, rates: list) -> int:
+        """A model draft: how many to draft comes from the cost model; whether to draft at all, from the clock.
+
+        Drafting and plain steps are each timed over many steps (tokens per second as measured,
+        the draft's catching up included), because the two are often within a few per cent of
+        each other and single-step times are noisy. The mode changes only for a rate
+        `hysteresis` better, and the other mode gets one step in `explore_every` (8, then
+        doubling to 64 while the choice holds), so a change in the text is noticed.
+        """
+        g_best = max(range(1, len(rates)), key=lambda g: (rates[g], -g))
+        plain, drafting = self.verify.get(0), self.drafting
+        if plain is None or plain.n < 3:
+            return 0
+        if drafting.n < 6:
+            return g_best
+        rate_plain = 1.0 / plain.value if plain.value > 0 else 0.0
+        rate_draft = drafting.value / self.drafting_s.value if self.drafting_s.value > 0 else 0.0
+        now = self.last > 0
+        margin = (1.0 - self.hysteresis) if now else (1.0 + self.hysteresis)
+        want = rate_draft > margin * rate_plain
+        self.mode_steps = self.mode_steps + 1 if want == self.mode else 1
+        if want != self.mode:
+            self.explore_every = 8
+        self.mode = want
+        if self.mode_steps % self.explore_every == 0:  # one step of the other mode, now and then
+            self.explore_every = min(2 * self.explore_every, 64)
+            want = not want
+        return g_best if want else 0
 
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
         self.verify.setdefault(gamma, _Mean()).add(verify_s)
         self.last = gamma
         if gamma == 0:
             return
+        self.drafting.add(accepted + 1.0)
+        self.drafting_s.add(draft_s + verify_s)
         self._fit()
         self.draft.add(draft_s / gamma)
         c = self.first.setdefault(match, [0, 0])

@@ -384,9 +384,11 @@ class SpeculativeEngine:
                     raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
                 if run is not None:
                     run = run[:g]
+                fed = len(seq) - T.length + g  # tokens the target reads in this step
                 rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
                 rec.draft_s += lookup_s
-                chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s, match)
+                if fed:  # the first step of a run may read nothing new (the prompt's logits): no timing to learn
+                    chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s, match)
                 emitted = rec.emitted
                 seq += emitted
                 result.new_ids += emitted
