@@ -17,8 +17,9 @@ Drafting g tokens then emits E(g) = 1 + c_0 + c_0 c_1 + ... + c_0 ... c_{g-1} to
 draft(g) + verify(g) seconds (with one rate a for every position: 1 + a + ... + a^g); the
 chooser takes the g in 0..max_gamma with the most tokens per second, where g = 0 is a plain
 target step at the plain decoding rate. When nothing pays it drafts nothing, and it probes
-(with the number of drafts the model rates best) after 4, 8, 16, ... steps of zero (reset
-when a probe is accepted), so a run that starts to repeat itself is noticed. Prompt lookup starts by trying up to 4 of its run.
+(with the number of drafts the model rates best) after 4, 8, 16, ... steps of zero (back to
+4 after a drafting step that beat a plain step), so a run that starts to repeat itself is
+noticed. Prompt lookup starts by trying up to 4 of its run.
 For a model draft the cost model picks how many to draft, but whether to draft at all is
 decided by the measured tokens per second of its drafting steps against its plain steps
 (three plain steps first, then six drafting ones; a switch needs a 3 % better rate; the
@@ -142,7 +143,8 @@ class AutoGamma(GammaChooser):
     line: tuple | None = None  # the verify line for g >= 1, see _fit
     last: int = 0
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
-    prior_acceptance: float = 0.6
+    prior_acceptance: float = 0.6  # a model draft's first-draft acceptance before any is seen
+    prior_lookup: float = 0.35  # prompt lookup's (on text that does not repeat itself it is far lower)
     prior_weight: float = 4.0
     drafting: _Mean = field(default_factory=lambda: _Mean(span=32))  # tokens per drafting step
     drafting_s: _Mean = field(default_factory=lambda: _Mean(span=32))  # seconds per drafting step
@@ -162,7 +164,8 @@ class AutoGamma(GammaChooser):
         """
         acc = sum(c[0] for c in self.first.values())
         tested = sum(c[1] for c in self.first.values())
-        pooled = (acc + self.prior_weight * self.prior_acceptance) / (tested + self.prior_weight)
+        prior = self.prior_acceptance if match is None else self.prior_lookup
+        pooled = (acc + self.prior_weight * prior) / (tested + self.prior_weight)
         if len(self.first) <= 1:  # one kind of draft so far: the pooled figure is its own
             return pooled
         a, t = self.first.get(match, (0, 0))
@@ -313,8 +316,9 @@ class AutoGamma(GammaChooser):
             d = self.deeper[i - 1]
             d[0] += accepted > i
             d[1] += 1
-        if accepted > 0:
-            self.probe_after = 4
+        plain = self.verify.get(0)
+        if plain is not None and plain.value > 0 and (accepted + 1.0) / (draft_s + verify_s) > 1.0 / plain.value:
+            self.probe_after = 4  # this drafting step beat a plain step: look again soon after the next zero
 
 
 def as_chooser(gamma) -> GammaChooser:

@@ -457,6 +457,8 @@ class SpeculativeEngine:
             base = 0
         else:
             all_rows = torch.cat([before[None].to(dev), rows.to(dev)], dim=0)
+        if s.temperature == 0 and self._textbook_hooks():  # greedy: compare argmaxes, no (γ+1, V) float64 work
+            return self._greedy_verify(T, D, n, x, all_rows, base, d_logits, index, start, clock)
         P = probs_on_device(all_rows[base : base + g + 1], s)  # (γ+1, V)
         V = P.shape[-1]
         if q_rows is None:  # one-hot rows of the run, in one op
@@ -522,6 +524,67 @@ class SpeculativeEngine:
             token=None if token < 0 else token,
             kind=kind,
             alphas=alphas[: min(k + 1, g)].tolist(),
+            top_p=top_p,
+            top_q=top_q,
+            draft_s=draft_s,
+            verify_s=verify_s,
+        )
+
+    def _textbook_hooks(self) -> bool:
+        """True when no hook is overridden (a planted bug must run through the general path)."""
+        base = SpeculativeEngine
+        return all(
+            getattr(type(self), h) is getattr(base, h) for h in ("residual", "bonus_dist", "target_row", "rollback")
+        )
+
+    def _greedy_verify(self, T, D, n, x, all_rows, base, d_logits, index: int, start: int, clock) -> StepRecord:
+        """Temperature 0: p and q are one-hot, so draft j is accepted iff it is the target's argmax (same verdict).
+
+        The rule min(1, p/q) with one-hot p and q accepts x exactly when x = argmax p, and the
+        residual (p - q)+ / Z is then p itself, one-hot on the argmax: the emitted tokens are
+        the target's argmaxes up to the first mismatch, plus the argmax there. Comparing
+        argmaxes of the float32 logits gives that verdict without building (γ+1, V) rows.
+        """
+        g = len(x)
+        logits = all_rows[base : base + g + 1]  # (γ+1, V)
+        am = logits.argmax(-1)  # (γ+1,) the target's greedy tokens
+        k_dev = (am[:g] == x).long().cumprod(0).sum()  # drafts accepted before the first mismatch
+        bad = (torch.isnan(logits) | torch.isposinf(logits)).any() | torch.isneginf(logits).all(-1).any()
+        top_n = min(self.top_n, logits.shape[-1])
+        parts = [x, k_dev[None], am, bad[None]]
+        if top_n:
+            parts.append(logits.topk(top_n, dim=-1).indices.reshape(-1))  # (γ+1) * top_n
+        host = torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist()  # the one read
+        drafted = [int(v) for v in host[:g]]
+        k = int(host[g])
+        greedy = [int(v) for v in host[g + 1 : 2 * g + 2]]
+        if host[2 * g + 2]:
+            raise RuntimeError(
+                f"the target's probabilities contain NaN or inf at verify step {index} (after "
+                f"{start} generated tokens): the model produced non-finite logits"
+            )
+        top_p, top_q = [], []
+        if top_n:
+            ids = host[2 * g + 3 :]
+            for j in range(k + 1):
+                rest = [int(i) for i in ids[j * top_n : (j + 1) * top_n] if int(i) != greedy[j]]
+                top_p.append([(greedy[j], 1.0)] + [(i, 0.0) for i in rest[: top_n - 1]])
+            top_q = [[(drafted[j], 1.0)] for j in range(min(k + 1, g))] + ([[]] if k == g else [])
+        p_x = [1.0 if drafted[j] == greedy[j] else 0.0 for j in range(g)]
+        self.rollback(T, n + k, all_rows[base + k])
+        self.rollback(D, n + k, d_logits[k] if k < len(d_logits) else None)
+        clock.mark()
+        draft_s, verify_s = clock.seconds()
+        return StepRecord(
+            index=index,
+            start=start,
+            drafted=drafted,
+            q_drafted=[1.0] * g,
+            p_drafted=p_x,
+            accepted=k,
+            token=greedy[k],
+            kind="bonus" if k == g else "resampled",
+            alphas=p_x[: min(k + 1, g)],
             top_p=top_p,
             top_q=top_q,
             draft_s=draft_s,
