@@ -324,12 +324,9 @@ def add_run_parser(sub) -> None:
         if text.strip().lower() == "auto":
             return "auto"
         try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number or 'auto': {text!r}") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"must be a whole number >= 0 or 'auto': {v}")
-        return v
+            return positive_int(text)
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (give a whole number >= 0 or 'auto')") from None
 
     run.add_argument(
         "--gamma",
