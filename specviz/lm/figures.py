@@ -402,7 +402,11 @@ def gamma_steps_patch(drafted=(), accepted=(), setting=None) -> dict:
     else:
         sub = t("lmfig.gamma_steps_empty")
     return {
-        "data": {"gamma_drafted": dict(x=xs, y=d), "gamma_accepted": dict(x=xs[: len(a)], y=a)},
+        # an empty panel holds one null point: plotly.js draws NaN paths for empty traces here
+        "data": {
+            "gamma_drafted": dict(x=xs or [None], y=d or [None]),
+            "gamma_accepted": dict(x=xs[: len(a)] or [None], y=a or [None]),
+        },
         "layout": {
             "title_subtitle_text": sub,
             "xaxis_range": [0.4, max(len(d), 10) + 0.6],
