@@ -12,7 +12,7 @@ from test_lm_engine import L, exact_continuations
 
 import specviz as sv
 from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
-from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, expected_emitted
+from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 from specviz.lm.prompt_lookup import PromptLookupModel
 from specviz.standardize import Sampling
 
@@ -119,11 +119,13 @@ def test_prompt_lookup_acceptance_is_kept_per_match_length():
     assert a.choose(100, run=[5], match=3) <= 1  # never more than the run proposes
 
 
-def test_expected_emitted_is_the_geometric_sum():
+def test_expected_tokens_with_one_acceptance_everywhere_is_the_geometric_sum():
+    """Nothing measured, every position at the prior a: the chain is 1 + a + ... + a^g (notebook 8)."""
     for a in (0.0, 0.3, 0.8, 1.0):
+        chain = AutoGamma(prior_acceptance=a).expected(5)
         for g in range(6):
-            assert expected_emitted(a, g) == pytest.approx(sum(a**i for i in range(g + 1)))
-    assert expected_emitted(0.8, 4) == pytest.approx(sv.expected_tokens(0.8, 4))
+            assert chain[g] == pytest.approx(sum(a**i for i in range(g + 1)))
+    assert AutoGamma(prior_acceptance=0.8).expected(4)[4] == pytest.approx(sv.expected_tokens(0.8, 4))
 
 
 @pytest.mark.parametrize(

@@ -8,34 +8,20 @@ over seeds and clocks (the false-alarm rate), and a planted bug is caught when i
 falls below 1e-4 or a continuation of probability 0 is seen.
 """
 
-import itertools
-
 import numpy as np
 import pytest
 from stats_helpers import chi_square_pvalue
+from test_lm_engine import L, exact_continuations
 
 import specviz as sv
 from specviz import stopping
 from specviz.lm import NGramModel, Pair, SpeculativeEngine
 from specviz.lm.adaptive import AutoGamma, GammaChooser
 from specviz.lm.peeking import DropLowConfidenceDrafts, DropUnlikelyDrafts, StopAfterLowConfidence
+from specviz.standardize import Sampling
 
 ALPHA = 1e-4
-L = 3  # continuation length
 P, Q = np.array(sv.TUTORIAL_P), np.array(sv.TUTORIAL_Q)
-
-
-def exact_continuations(model: NGramModel, prompt, length):
-    """(V**length,) exact probability of each continuation under plain sampling at temperature 1."""
-    V = model.vocab_size
-    out = np.zeros(V**length)
-    for i, seq in enumerate(itertools.product(range(V), repeat=length)):
-        prob, hist = 1.0, list(prompt)
-        for t in seq:
-            prob *= model.probs_for(hist)[t]
-            hist.append(t)
-        out[i] = prob
-    return out
 
 
 def empirical(engine, pair, n, gamma, seed):
@@ -87,7 +73,7 @@ def tutorial_pair():
     "engine", [DropUnlikelyDrafts(0.9), DropLowConfidenceDrafts(0.1)], ids=lambda e: type(e).__name__
 )
 def test_dropping_a_drafted_token_is_caught(pair, engine):
-    exact = exact_continuations(pair.target, [1], L)
+    exact = exact_continuations(pair.target, [1], L, Sampling())
     counts, _ = empirical(engine, pair, 3000, 3, seed=7)
     assert chi_square_pvalue(counts, exact) < ALPHA
 
@@ -104,7 +90,7 @@ def test_dropping_a_drafted_token_is_caught(pair, engine):
 def test_choices_made_before_the_draft_pass(pair, engine, gamma):
     if gamma == "from-next-p":
         gamma = lambda: FromNextP(pair.target, [1])  # noqa: E731  (a fresh history per run)
-    exact = exact_continuations(pair.target, [1], L)
+    exact = exact_continuations(pair.target, [1], L, Sampling())
     counts, steps = empirical(engine, pair, 4000, gamma, seed=3)
     assert chi_square_pvalue(counts, exact) >= ALPHA
     assert sum(s.gamma > 0 for s in steps) >= 50  # it did draft: the check was not plain decoding
@@ -135,7 +121,7 @@ def test_engine_follows_the_exact_law_of_each_rule(tutorial_pair, rule):
     counts, _ = empirical(engine, tutorial_pair, 3000, 3, seed=11)
     predicted = stopping.sequence_dist(P, Q, L, 3, rule, t)
     assert chi_square_pvalue(counts, predicted) >= ALPHA
-    target = exact_continuations(tutorial_pair.target, [1], L)
+    target = exact_continuations(tutorial_pair.target, [1], L, Sampling())
     if rule in stopping.LOSSLESS_RULES:
         np.testing.assert_allclose(predicted, target, atol=1e-12)
     else:

@@ -68,20 +68,10 @@ from dataclasses import dataclass, field
 
 from ..checks import integer
 
-__all__ = ["AUTO", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "expected_emitted"]
+__all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser"]
 
 AUTO = "auto"
-
-
-def expected_emitted(a: float, g: int) -> float:
-    """E[tokens emitted by one verify step] = 1 + a + ... + a^g for per-token acceptance a.
-
-    >>> expected_emitted(0.8, 4)   # the tutorial's α = 0.8, γ = 4
-    3.3616
-    """
-    if a >= 1.0:
-        return float(g + 1)
-    return round((1.0 - a ** (g + 1)) / (1.0 - a), 12)
+MAX_GAMMA = 1_000  # the most drafts one verify step may take
 
 
 class GammaChooser:
@@ -94,6 +84,12 @@ class GammaChooser:
     """
 
     name = "chooser"
+    max_gamma = MAX_GAMMA  # the most it ever chooses (prompt lookup proposes no longer run)
+
+    @property
+    def label(self) -> int | str:
+        """What a result records as its γ setting: the whole number for a fixed γ, else the name."""
+        return self.name
 
     def choose(self, room: int, run: list | None = None, match: int | None = None) -> int:  # pragma: no cover
         raise NotImplementedError
@@ -106,8 +102,12 @@ class FixedGamma(GammaChooser):
     """The same γ every step (less near the end of a run, or when a lookup proposes fewer)."""
 
     def __init__(self, gamma: int):
-        self.gamma = integer(gamma, "gamma", lo=0, hi=1000)
+        self.gamma = self.max_gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
         self.name = str(self.gamma)
+
+    @property
+    def label(self) -> int:
+        return self.gamma
 
     def choose(self, room, run=None, match=None) -> int:
         return min(self.gamma, room, len(run) if run is not None else room)
@@ -153,7 +153,7 @@ class AutoGamma(GammaChooser):
     explore_every: int = 8
 
     def __post_init__(self):
-        self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=1000)
+        self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=MAX_GAMMA)
 
     def acceptance(self, match: int | None = None) -> float:
         """Estimated acceptance of the first draft (this match length; None: a model draft).
@@ -171,30 +171,28 @@ class AutoGamma(GammaChooser):
         a, t = self.first.get(match, (0, 0))
         return (a + 2.0 * pooled) / (t + 2.0)
 
-    def conditional(self, i: int, first: float) -> float:
-        """Estimated acceptance at position i >= 1 given positions 0..i-1 were accepted.
+    def conditionals(self, first: float, g: int) -> list:
+        """[c_0, ..., c_{g-1}]: c_0 = `first`, c_i the acceptance at position i given 0..i-1 were accepted.
 
         Drafts after a match that held tend to hold (a copied passage), so deeper positions are
         kept apart from the first one; each is Beta-smoothed (4 pseudo-drafts) towards the
         estimate of the position before it, so an untested or barely tested position borrows
         from its neighbour.
         """
-        est = first
-        for j in range(1, i + 1):
-            acc, tested = self.deeper[j - 1] if j - 1 < len(self.deeper) else (0, 0)
-            est = (acc + 4.0 * est) / (tested + 4.0)
-        return est
-
-    def expected(self, g: int, match: int | None = None) -> float:
-        """Expected tokens from a step with g drafts: 1 + c_0 + c_0 c_1 + ... (chained conditional acceptances)."""
-        est = self.acceptance(match)  # c_0, then c_i smoothed towards c_{i-1}, as in `conditional`
-        out, run = 1.0, 1.0
+        out, est = [], first
         for i in range(g):
             if i > 0:
                 acc, tested = self.deeper[i - 1] if i - 1 < len(self.deeper) else (0, 0)
                 est = (acc + 4.0 * est) / (tested + 4.0)
-            run *= est
-            out += run
+            out.append(est)
+        return out
+
+    def expected(self, top: int, match: int | None = None) -> list:
+        """Expected tokens from a step with g = 0..top drafts: 1 + c_0 + c_0 c_1 + ... (chained acceptances)."""
+        out, run = [1.0], 1.0
+        for c in self.conditionals(self.acceptance(match), top):
+            run *= c
+            out.append(out[-1] + run)
         return out
 
     def plain_seconds(self) -> float:
@@ -244,9 +242,9 @@ class AutoGamma(GammaChooser):
         """Expected tokens per second for g = 0..top drafts (the cost model)."""
         td = self.draft.value if self.draft.n else 0.0
         out = []
-        for g in range(top + 1):
+        for g, tokens in enumerate(self.expected(top, match)):
             cost = g * td + self.verify_seconds(g)
-            out.append(self.expected(g, match) / cost if cost > 0 else 0.0)
+            out.append(tokens / cost if cost > 0 else 0.0)
         return out
 
     def choose(self, room, run=None, match=None) -> int:

@@ -44,7 +44,7 @@ import torch
 from ..checks import integer
 from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
-from .adaptive import AutoGamma, GammaChooser, as_chooser
+from .adaptive import GammaChooser, as_chooser
 from .results import GenerationResult, StepRecord
 
 if TYPE_CHECKING:
@@ -233,15 +233,12 @@ def _check_room(models, n_prompt: int, max_new_tokens: int) -> None:
 
 
 MAX_NEW_TOKENS = 1_000_000  # a bound on one call (a model without a context limit would otherwise run on)
-MAX_GAMMA = 1_000
 
 
 def _check_common(max_new_tokens, gamma, sampling_kw) -> tuple[int, GammaChooser, Sampling]:
     """(max_new_tokens, a GammaChooser, Sampling), checked; errors name the parameter."""
     n = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
-    if not isinstance(gamma, (str, GammaChooser)):
-        gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
-    return n, as_chooser(gamma), Sampling(**sampling_kw)
+    return n, as_chooser(gamma), Sampling(**sampling_kw)  # a whole number is checked by FixedGamma
 
 
 def check_pair(pair: object, name: str = "pair") -> None:
@@ -362,8 +359,7 @@ class SpeculativeEngine:
         )
         eos = eos_ids(pair) if stop_at_eos else set()
         chooser = gamma
-        label = chooser.name if isinstance(chooser, AutoGamma) else getattr(chooser, "gamma", chooser.name)
-        result = GenerationResult(list(ids), [], gamma=label, tokenizer=getattr(pair, "tokenizer", None))
+        result = GenerationResult(list(ids), [], gamma=chooser.label, tokenizer=getattr(pair, "tokenizer", None))
         result.finish_reason = "length"
         t_start = time.perf_counter()
         with torch_threads(threads), torch.inference_mode():
@@ -377,7 +373,7 @@ class SpeculativeEngine:
                 t0 = time.perf_counter()
                 if lookup and room > 0:
                     D.read(seq[D.length :])
-                    run, match = D.propose_run(min(room, getattr(chooser, "max_gamma", MAX_GAMMA), MAX_GAMMA))
+                    run, match = D.propose_run(min(room, chooser.max_gamma))
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
                 if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g <= room:
@@ -409,7 +405,7 @@ class SpeculativeEngine:
     def _draft(self, D, seq, s: Sampling, g: int, gen):
         """Up to g draft tokens from q: ((γ',) ids on the device, (γ', V) q rows, logits after each prefix)."""
         if g == 0:  # nothing to draft: the draft reads what it missed at its next drafting step
-            return [], [], [D.next_logits if D.length == len(seq) else None]
+            return [], [], [None]
         pend = seq[D.length :]
         if pend:
             D.feed(pend)
@@ -442,13 +438,12 @@ class SpeculativeEngine:
             g = len(drafts)
         clock.mark()
         if g == 0:
-            return self._target_step(T, D, seq, s, gen_t, index, start, clock, d_logits[0])
+            return self._target_step(T, seq, s, gen_t, index, start, clock)
         # --- verify: one target forward over the pending tokens and all drafts
         pend_t = torch.tensor(seq[T.length :], dtype=torch.long, device=dev)
-        x = torch.cat([d.to(dev) for d in drafts]) if drafts else pend_t[:0]  # (γ,)
+        x = torch.cat([d.to(dev) for d in drafts])  # (γ,), γ >= 1 here
         before = T.next_logits
-        feed = torch.cat([pend_t, x])
-        rows = T.feed(feed) if len(feed) else before.new_zeros((0, before.shape[-1]))  # (len(feed), V)
+        rows = T.feed(torch.cat([pend_t, x]))  # (len(pending) + γ, V)
         # all_rows[i]: logits after T.length_old - 1 + i tokens, on the target's one device (`.to` is a no-op when
         # they are there; a model split over devices brings its logits back there, see models.main_device)
         base = len(pend_t)  # all_rows[base + j] scores the token at position n + j
@@ -464,10 +459,10 @@ class SpeculativeEngine:
         if q_rows is None:  # one-hot rows of the run, in one op
             Q = P.new_zeros((g, V)).scatter_(-1, x[:, None], 1.0)  # (γ, V)
         else:
-            Q = torch.cat(q_rows).to(dev) if q_rows else P.new_zeros((0, V))  # (γ, V)
+            Q = torch.cat(q_rows).to(dev)  # (γ, V)
         rows_j = [self.target_row(j) for j in range(g)]
         P_sel = P[:g] if rows_j == list(range(g)) else P[rows_j]  # (γ, V)
-        bonus = self.bonus_dist(P, g) if g > 0 else P[0]
+        bonus = self.bonus_dist(P, g)
         verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
         # --- the one host synchronisation of this step
         top_n = min(self.top_n, V)
@@ -488,10 +483,7 @@ class SpeculativeEngine:
         k, token = int(host[g]), int(host[g + 1])
         p_x, q_x, alphas = host[g + 2 : 2 * g + 2], host[2 * g + 2 : 3 * g + 2], host[3 * g + 2 : 4 * g + 2]
         if not host[4 * g + 2]:
-            raise RuntimeError(
-                f"the target's probabilities contain NaN or inf at verify step {index} (after "
-                f"{start} generated tokens): the model produced non-finite logits"
-            )
+            raise _non_finite(index, start)
         top_p, top_q = [], []
         if top_n:
             o = 4 * g + 3
@@ -510,10 +502,7 @@ class SpeculativeEngine:
         self.rollback(D, n + k, d_logits[k] if k < len(d_logits) else None)
         clock.mark()
         draft_s, verify_s = clock.seconds()
-        if g > 0:
-            kind = "bonus" if k == g else "resampled"
-        else:
-            kind = "target"
+        kind = "bonus" if k == g else "resampled"
         return StepRecord(
             index=index,
             start=start,
@@ -559,10 +548,7 @@ class SpeculativeEngine:
         k = int(host[g])
         greedy = [int(v) for v in host[g + 1 : 2 * g + 2]]
         if host[2 * g + 2]:
-            raise RuntimeError(
-                f"the target's probabilities contain NaN or inf at verify step {index} (after "
-                f"{start} generated tokens): the model produced non-finite logits"
-            )
+            raise _non_finite(index, start)
         top_p, top_q = [], []
         if top_n:
             ids = host[2 * g + 3 :]
@@ -591,7 +577,7 @@ class SpeculativeEngine:
             verify_s=verify_s,
         )
 
-    def _target_step(self, T, D, seq, s: Sampling, gen, index: int, start: int, clock, d_next) -> StepRecord:
+    def _target_step(self, T, seq, s: Sampling, gen, index: int, start: int, clock) -> StepRecord:
         """A step with no drafts: one plain draw from the target's p (what plain decoding does), one host read."""
         pend = seq[T.length :]
         logits = T.feed(pend)[-1] if pend else T.next_logits  # (V,)
@@ -604,13 +590,8 @@ class SpeculativeEngine:
             parts += [tp.indices, tp.values]
         host = torch.cat([t.to(torch.float64) for t in parts]).tolist()  # the one read
         if not host[1]:
-            raise RuntimeError(
-                f"the target's probabilities contain NaN or inf at verify step {index} (after "
-                f"{start} generated tokens): the model produced non-finite logits"
-            )
+            raise _non_finite(index, start)
         top_p = [_pairs(host[2 : 2 + top_n], host[2 + top_n :])] if top_n else []
-        if d_next is not None and D.length == len(seq):
-            D.next_logits = d_next
         clock.mark()
         draft_s, verify_s = clock.seconds()
         return StepRecord(
@@ -628,6 +609,14 @@ class SpeculativeEngine:
             draft_s=draft_s,
             verify_s=verify_s,
         )
+
+
+def _non_finite(index: int, start: int) -> RuntimeError:
+    """The error for a verify step whose target probabilities are not finite."""
+    return RuntimeError(
+        f"the target's probabilities contain NaN or inf at verify step {index} (after "
+        f"{start} generated tokens): the model produced non-finite logits"
+    )
 
 
 def _pairs(ids, probs) -> list:

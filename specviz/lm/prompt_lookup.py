@@ -91,6 +91,11 @@ class PromptLookupSession(Session):
         return len(self._ids)
 
     def _read(self, token: int) -> None:
+        """Index one host token id (checked against the vocabulary)."""
+        if not 0 <= token < self.model.vocab_size:
+            raise ValueError(
+                f"token id {token} is outside the prompt-lookup draft's vocabulary of {self.model.vocab_size}"
+            )
         t = len(self._ids)
         undo = []
         for n in range(self.model.min_ngram, self.model.max_ngram + 1):
@@ -104,12 +109,8 @@ class PromptLookupSession(Session):
 
     def read(self, ids: Sequence[int]) -> None:
         """Read host token ids into the index only (no logits: what the engine calls before `propose_run`)."""
-        V = self.model.vocab_size
         for t in ids:
-            t = int(t)
-            if not 0 <= t < V:
-                raise ValueError(f"token id {t} is outside the prompt-lookup draft's vocabulary of {V}")
-            self._read(t)
+            self._read(int(t))
         if ids:
             self._update()
 
@@ -157,8 +158,6 @@ class PromptLookupSession(Session):
         V = self.model.vocab_size
         rows = torch.zeros((len(ids), V), dtype=torch.float32, device=self.model.device)
         for i, t in enumerate(ids):
-            if not 0 <= t < V:
-                raise ValueError(f"token id {t} is outside the prompt-lookup draft's vocabulary of {V}")
             self._read(t)
             x = self._lookup()
             if x is not None:

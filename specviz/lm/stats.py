@@ -174,9 +174,10 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
     alpha = float(np.mean(alphas)) if alphas else float("nan")
     a = min(alpha, 1.0)
     theory = np.zeros(gamma + 1)
+    g_values, g_counts = np.unique(gs, return_counts=True)  # each γ used, and by how many drafts
     if alphas:
-        for g in gs.tolist():
-            theory[: g + 1] += accepted_length_dist(a, g)
+        for g, c in zip(g_values.tolist(), g_counts.tolist()):
+            theory[: g + 1] += c * accepted_length_dist(a, g)
     return SpecStats(
         gamma=gamma,
         steps=len(steps),
@@ -195,7 +196,7 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
         tokens_per_second=generated / seconds if seconds > 0 else float("nan"),
         draft_token_s=(sum(s.draft_s for s in steps) / drafted) if drafted else float("nan"),
         verify_step_s=(sum(s.verify_s for s in steps) / len(steps)) if steps else float("nan"),
-        expected_tokens_per_step=float(np.mean([expected_tokens(a, g) for g in gs.tolist()]))
+        expected_tokens_per_step=float(np.average([expected_tokens(a, g) for g in g_values.tolist()], weights=g_counts))
         if alphas and drafting
         else float("nan"),
         tokens_per_step=generated / len(steps) if steps else float("nan"),
