@@ -72,7 +72,7 @@ def test_auto_on_the_bundled_pair_with_static_caches_is_greedy_exact():
     ids = pair.encode("ROMEO:\n")
     plain = autoregressive_generate(pair, ids, 40, temperature=0).new_ids
     r = speculative_generate(pair, ids, 40, "auto", temperature=0)
-    assert r.new_ids == plain and len({s.gamma for s in r.steps}) >= 1
+    assert r.new_ids == plain and r.gamma == "auto" and sum(s.gamma for s in r.steps) > 0  # it drafted
 
 
 def test_gamma_zero_is_plain_decoding_through_the_engine(pair):
