@@ -249,18 +249,33 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 
 def cmd_models_list(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    """Print the catalog: name, size, license, and where each model is (or that it is not fetched)."""
+    """Print the catalog: name, size, license, and each model's state (fetched, not fetched, corrupted, unreadable)."""
     from specviz.lm import catalog
 
     if extra:
         raise CliError(f"`specviz models list` takes no extra arguments, got {' '.join(extra)}")
     print(f"models (cache: {catalog.cache_root() / 'models'})")
     for name, entry in sorted(catalog.MODELS.items()):
-        path = catalog.local_path(name)
-        status = f"fetched: {path}" if path else f"not fetched: specviz models fetch {name}"
-        print(f"  {name:<16} {entry.size / 1e6:>5.0f} MB  {entry.license:<11} {status}")
+        found = catalog.state(name)
+        print(f"  {name:<16} {entry.size / 1e6:>5.0f} MB  {entry.license:<11} {_model_status(found)}")
         print(f"  {'':<16} {entry.description}")
+        if found.leftovers:
+            size = catalog.leftover_bytes(found)
+            size_text = f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{size} bytes"
+            print(f"  {'':<16} {size_text} left by an interrupted fetch: `specviz models fetch {name}` clears it")
     return 0
+
+
+def _model_status(found) -> str:
+    """One catalog model's state for `specviz models list`, with the command that fixes it."""
+    from specviz.lm import catalog
+
+    if found.status == catalog.FETCHED:
+        link = f" -> {os.readlink(found.path)}" if found.path.is_symlink() else ""
+        return f"fetched: {found.path}{link}"
+    if found.status == catalog.NOT_FETCHED:
+        return f"not fetched: specviz models fetch {found.name}"
+    return f"{found.status} ({found.problem}): {found.fix}"
 
 
 def cmd_models_fetch(args: argparse.Namespace, extra: Sequence[str]) -> int:

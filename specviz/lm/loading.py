@@ -355,11 +355,8 @@ def _resolve(spec, role: str) -> _Spec:
         if role != "draft":
             raise ValueError("prompt-lookup is a draft (it proposes tokens from the context), not a target")
         return _Spec(role, "prompt-lookup", name=PROMPT_LOOKUP)
-    if spec in catalog.MODELS:
-        path = catalog.local_path(spec)
-        if path is None:
-            raise ValueError(catalog.not_fetched_message(spec, f"{role} model"))
-        return _Spec(role, "gguf", str(path), spec)
+    if spec in catalog.MODELS:  # CacheError (a ValueError) when not fetched, corrupted or unreadable
+        return _Spec(role, "gguf", str(catalog.verified_path(spec, role=f"{role} model")), spec)
     path = Path(os.path.expanduser(spec))
     if path.suffix == ".gguf":
         if not path.is_file():
