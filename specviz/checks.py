@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["integer", "real", "scalar"]
+__all__ = ["brief", "exact_int", "flag", "integer", "real", "scalar"]
 
 
 def scalar(x: object, name: str) -> float:
@@ -34,7 +34,10 @@ def scalar(x: object, name: str) -> float:
         x = x.item()
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number, got {brief(x)}") from None
 
 
 def real(
@@ -57,13 +60,41 @@ def real(
 
 
 def integer(x: object, name: str, lo: int | None = None, hi: int | None = None) -> int:
-    """A whole number in [lo, hi] (4.0 counts, 4.5 does not); errors name the parameter."""
-    v = real(x, name)
-    if v != int(v):
-        raise ValueError(f"{name} must be a whole number, got {v!r}")
-    n = int(v)
+    """A whole number in [lo, hi] (4.0 counts, 4.5 does not; ints stay exact, however large); errors name the parameter."""
+    n = exact_int(x)
+    if n is None:
+        v = real(x, name)
+        if v != int(v):
+            raise ValueError(f"{name} must be a whole number, got {v!r}")
+        n = int(v)
     if lo is not None and n < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {n}")
+        raise ValueError(f"{name} must be an integer >= {lo}, got {brief(n)}")
     if hi is not None and n > hi:
-        raise ValueError(f"{name} must be an integer <= {hi}, got {n}")
+        raise ValueError(f"{name} must be an integer <= {hi}, got {brief(n)}")
     return n
+
+
+def exact_int(x: object) -> int | None:
+    """x as an exact int when it is an integer type (incl. 0-d integer arrays and tensors), else None."""
+    if hasattr(x, "ndim") and hasattr(x, "item") and getattr(x, "ndim", None) == 0:
+        x = x.item()
+    if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    return None
+
+
+def brief(x: object) -> str:
+    """A number as an error shows it: huge integers by their size, not their 400 digits."""
+    if isinstance(x, numbers.Integral) and abs(int(x)).bit_length() > 64:
+        digits = int(abs(int(x)).bit_length() * math.log10(2)) + 1
+        return f"{'a negative' if x < 0 else 'an'} integer of about {digits} digits"
+    return repr(x)
+
+
+def flag(x: object, name: str) -> bool:
+    """True or False (numpy bools and 0-d bool arrays count); TypeError for anything else ("no", 1, None)."""
+    if hasattr(x, "ndim") and hasattr(x, "item") and getattr(x, "ndim", None) == 0:
+        x = x.item()
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {x!r}")
+    return bool(x)

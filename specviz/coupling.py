@@ -44,6 +44,20 @@ __all__ = [
 MAX_PLANS = 100
 """The most random transport plans `random_coupling` mixes (a bound, so a huge count cannot hang)."""
 
+MAX_COUPLING_V = 2048
+"""The largest vocabulary a coupling is built for: a dense V x V matrix (2048^2 float64 cells: 32 MiB)."""
+
+
+def coupling_pair(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(p, q) validated by `as_pair`, refused when their V x V coupling would be too large to hold."""
+    p, q = as_pair(p, q)
+    if p.size > MAX_COUPLING_V:
+        raise ValueError(
+            f"a coupling of V = {p.size} tokens is a dense {p.size} x {p.size} matrix; at most V = {MAX_COUPLING_V}. "
+            "For a real vocabulary use acceptance_rate(p, q) = sum min(p, q), the maximal coupling's trace"
+        )
+    return p, q
+
 
 def maximal_coupling(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """The speculative rule's joint J[x, y] = P(draft x, output y): min(p, q) on the diagonal, the rest off it.
@@ -56,7 +70,7 @@ def maximal_coupling(p: ArrayLike, q: ArrayLike) -> np.ndarray:
            [0.2, 0.3, 0. ],
            [0. , 0. , 0.1]])
     """
-    p, q = as_pair(p, q)
+    p, q = coupling_pair(p, q)
     over, short = positive_part(q - p), positive_part(p - q)  # rejected draft mass, repair shortfall
     z = short.sum()
     off = np.outer(over, short) / z if z > 0 else np.outer(over, short)  # z == 0: both are all zero
@@ -72,7 +86,7 @@ def independent_coupling(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     >>> independent_coupling([0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).diagonal().round(12)
     array([0.24, 0.15, 0.01])
     """
-    p, q = as_pair(p, q)
+    p, q = coupling_pair(p, q)
     return np.outer(q, p)
 
 
@@ -110,15 +124,17 @@ def random_coupling(p: ArrayLike, q: ArrayLike, seed=None, n_plans: int = 3) -> 
     couplings is a coupling, so the rows sum to q and the columns to p (up to rounding).
     `seed`: an int, None or a numpy Generator.
     """
-    p, q = as_pair(p, q)
+    p, q = coupling_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
     n_plans = integer(n_plans, "n_plans (number of random transport plans)", lo=0, hi=MAX_PLANS)
     rng = make_rng(seed)
     V = p.size
-    plans = [maximal_coupling(p, q), independent_coupling(p, q)]
-    plans += [transport_plan(p, q, rng.permutation(V), rng.permutation(V)) for _ in range(n_plans)]
-    weights = rng.dirichlet(np.ones(len(plans)))
-    return np.einsum("k,kxy->xy", weights, np.stack(plans))
+    orders = [(rng.permutation(V), rng.permutation(V)) for _ in range(n_plans)]
+    weights = rng.dirichlet(np.ones(n_plans + 2))
+    J = weights[0] * maximal_coupling(p, q) + weights[1] * independent_coupling(p, q)
+    for w, (rows, cols) in zip(weights[2:], orders):  # one plan at a time: memory stays a few V x V matrices
+        J += w * transport_plan(p, q, rows, cols)
+    return J
 
 
 def as_coupling(J: ArrayLike, name: str = "J (the coupling)") -> np.ndarray:

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .checks import integer
+from .checks import flag, integer
 from .theory import positive_part
 from .validate import as_pair, is_exact
 
@@ -41,6 +41,7 @@ def multi_draft_stages(p, q, n_drafts, update_residual=True):
     """Per stage i: (R_i, P(reach stage i)); the last entry is the fallback distribution."""
     p, q = as_pair(p, q)
     n_drafts = check_draft_count(n_drafts)
+    update_residual = flag(update_residual, "update_residual")
     R, reach = p, (Fraction(1) if is_exact(p) else 1.0)
     stages = []
     fallback, _ = _residual_step(p, q)

@@ -31,6 +31,18 @@ from .validate import as_pair
 MAX_TREE_NODES = 4096
 """The largest number of drafted nodes (k + k^2 + ... + k^depth) a tree may have."""
 
+MAX_DEPTH = 64
+"""The most levels a draft tree may have."""
+
+
+def token_ids(tokens, V: int, name: str) -> list[int]:
+    """`tokens` as a list of ints, each a whole number in 0..V-1; TypeError / ValueError naming `name` otherwise."""
+    if tokens is None or isinstance(tokens, (str, bytes, dict)) or not hasattr(tokens, "__len__"):
+        raise TypeError(f"{name} must be a list of token ids, got {tokens!r}")
+    if getattr(tokens, "ndim", 1) != 1:
+        raise TypeError(f"{name} must be a flat list of token ids, got an array of shape {tuple(tokens.shape)}")
+    return [integer(x, f"{name}[{i}] (a token id, 0..{V - 1})", lo=0, hi=V - 1) for i, x in enumerate(tokens)]
+
 
 @dataclass(frozen=True)
 class TreeNode:
@@ -61,7 +73,8 @@ class DraftTree:
     final_dist: np.ndarray  # what final_token was drawn from: the last node's final R, or p
 
     def children(self, index: int) -> list[TreeNode]:
-        """The children of node `index`, in the order they are tested."""
+        """The children of node `index` (0..len(nodes)-1), in the order they are tested."""
+        index = integer(index, "index (a node of the tree)", lo=0, hi=len(self.nodes) - 1)
         return [n for n in self.nodes if n.parent == index]
 
     @property
@@ -73,7 +86,7 @@ class DraftTree:
 def check_tree_shape(n_drafts, depth) -> tuple[int, int]:
     """(n_drafts, depth) as ints, ValueError unless the tree has 1..MAX_TREE_NODES drafted nodes."""
     k = check_draft_count(n_drafts)
-    d = integer(depth, "depth (tree levels)", lo=1, hi=64)
+    d = integer(depth, "depth (tree levels)", lo=1, hi=MAX_DEPTH)
     size = tree_size(k, d)
     if size > MAX_TREE_NODES:
         raise ValueError(
@@ -88,7 +101,9 @@ def tree_size(n_drafts: int, depth: int) -> int:
     >>> tree_size(2, 3)
     14
     """
-    return sum(int(n_drafts) ** level for level in range(1, int(depth) + 1))
+    k = check_draft_count(n_drafts)
+    d = integer(depth, "depth (tree levels)", lo=0, hi=MAX_DEPTH)
+    return sum(k**level for level in range(1, d + 1))
 
 
 def child_acceptance(p, q, children) -> tuple[np.ndarray, float, np.ndarray]:
@@ -102,7 +117,9 @@ def child_acceptance(p, q, children) -> tuple[np.ndarray, float, np.ndarray]:
     """
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
-    children = [int(x) for x in children]
+    children = token_ids(children, p.size, "children")
+    if not children:
+        raise ValueError("children must hold at least one drafted token id, got none")
     stages = multi_draft_stages(p, q, len(children))
     acc = np.zeros(len(children))
     still = 1.0  # P(every earlier child was rejected)
@@ -127,11 +144,12 @@ def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
     if tokens is None:
         drafted = categorical(q, size, rng)
     else:
-        drafted = np.asarray(tokens)
-        if drafted.shape != (size,) or drafted.dtype.kind not in "iu":
-            raise ValueError(f"tokens must be {size} token ids (breadth-first), got shape {drafted.shape}")
-        if ((drafted < 0) | (drafted >= p.size)).any() or (q[drafted] <= 0).any():
-            raise ValueError("tokens must be ids the draft q can propose (0 <= id < V with q(id) > 0)")
+        drafted = token_ids(tokens, p.size, "tokens")
+        if len(drafted) != size:
+            raise ValueError(f"tokens must be {size} token ids (breadth-first, k={k}, depth={d}), got {len(drafted)}")
+        cannot = [x for x in drafted if q[x] <= 0]
+        if cannot:
+            raise ValueError(f"tokens must be ids the draft q can propose (q(id) > 0): q({cannot[0]}) = 0")
     # breadth-first layout: parent of node j (1-based among drafted nodes) is (j - 1) // k
     parents, depths, ranks = [-1], [0], [0]
     for j in range(1, size + 1):

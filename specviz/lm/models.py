@@ -22,6 +22,9 @@ import inspect
 import numpy as np
 import torch
 
+from ..checks import integer, real
+from ..sampling import make_rng
+
 
 class Session:
     """One model reading one sequence (base class: subclasses implement _forward and _crop)."""
@@ -161,6 +164,13 @@ class _NGramSession(Session):
         self.next_logits = self.model.logits_for(self.tokens)
 
 
+MAX_NGRAM_ORDER = 8
+"""The longest context (order - 1 tokens) plus one that `NGramModel.random` builds a table for."""
+
+MAX_NGRAM_CELLS = 1 << 24
+"""The most cells (vocab_size ** order, 128 MiB of float64) a random n-gram table may have."""
+
+
 class NGramModel(LanguageModel):
     """A toy autoregressive model with known probabilities: next token depends on the last order-1 tokens.
 
@@ -170,10 +180,12 @@ class NGramModel(LanguageModel):
 
     def __init__(self, table: np.ndarray, name: str = "ngram", max_positions: int | None = None):
         table = np.asarray(table, dtype=np.float64)
+        if table.ndim == 0 or table.shape[-1] == 0:
+            raise ValueError(f"n-gram table must have shape (V,)*order with V >= 1 tokens, got {table.shape}")
         V = table.shape[-1]
         if any(d != V for d in table.shape):
             raise ValueError(f"n-gram table must have shape (V,)*order, got {table.shape}")
-        if (table < 0).any() or not np.allclose(table.sum(-1), 1):
+        if not np.isfinite(table).all() or (table < 0).any() or not np.allclose(table.sum(-1), 1):
             raise ValueError("every n-gram table row must be a probability distribution")
         self.table = table
         self.order = table.ndim
@@ -186,9 +198,16 @@ class NGramModel(LanguageModel):
 
     @classmethod
     def random(cls, vocab_size: int, order: int = 2, seed=None, concentration: float = 1.0, name="ngram"):
-        rng = np.random.default_rng(seed)
-        shape = (vocab_size,) * (order - 1)
-        table = rng.dirichlet(np.full(vocab_size, concentration), size=shape)
+        """A table of Dirichlet(concentration) rows: vocab_size >= 1 tokens, order >= 1, at most MAX_NGRAM_CELLS."""
+        V = integer(vocab_size, "vocab_size", lo=1, hi=MAX_NGRAM_CELLS)
+        order = integer(order, "order", lo=1, hi=MAX_NGRAM_ORDER)
+        if V**order > MAX_NGRAM_CELLS:
+            raise ValueError(
+                f"an n-gram table with vocab_size={V} and order={order} has {V}^{order} cells; at most {MAX_NGRAM_CELLS}"
+            )
+        alpha = real(concentration, "concentration", lo=0, lo_open=True)
+        rng = make_rng(seed)
+        table = rng.dirichlet(np.full(V, alpha), size=(V,) * (order - 1))
         return cls(table, name=name)
 
     def context(self, tokens) -> tuple:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+from ..checks import integer
 from ..examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from ..figures.draft_tree import draft_tree_figure
 from ..htmlkit import html_table
@@ -57,6 +58,13 @@ class DraftTreeApp(App):
         p = TUTORIAL_P if p is None else p
         q = TUTORIAL_Q if q is None else q
         p, q = as_pair(p, q)  # a bad p or q from code is a ValueError here, before anything is drawn
+        n_drafts = integer(n_drafts, "n_drafts (the k slider: 1..4)", lo=1, hi=4)
+        depth = integer(depth, "depth (the depth slider: 1..5)", lo=1, hi=5)
+        seed = integer(seed, "seed (the seed slider: 0..99)", lo=0, hi=99)
+        if vocab is not None and (isinstance(vocab, (str, bytes)) or not hasattr(vocab, "__len__")):
+            raise TypeError(f"vocab must be a list of {p.size} token names, got {vocab!r}")
+        if vocab is not None and len(vocab) != p.size:
+            raise ValueError(f"vocab has {len(vocab)} names for V = {p.size} tokens")
         self.k = W.IntSlider(value=n_drafts, min=1, max=4, description=t("tree.k"), style=style)
         self.depth = W.IntSlider(value=depth, min=1, max=5, description=t("tree.depth"), style=style)
         self.seed = W.IntSlider(value=seed, min=0, max=99, description=t("tree.seed"), style=style)
