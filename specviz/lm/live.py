@@ -45,13 +45,25 @@ import time
 
 import ipywidgets as W
 
+from ..checks import flag, integer, real
 from ..i18n import t
 from ..widgets import App
 from .closeup import token_closeup
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
-from .live_controls import LABEL_STYLE, LiveControls
-from .live_jobs import AUTO, GAMMAS, PLACEHOLDER_GAMMA, JobRunner, LiveRun, gamma_sweep_run, prompt_ids_for, warm_up
-from .live_models import check_fetched, formatted_prompt_html
+from .live_controls import LABEL_STYLE, LiveControls, check_device, new_tokens_room
+from .live_jobs import (
+    AUTO,
+    GAMMAS,
+    PLACEHOLDER_GAMMA,
+    JobRunner,
+    LiveRun,
+    gamma_setting,
+    gamma_sweep_run,
+    in_range,
+    prompt_ids_for,
+    warm_up,
+)
+from .live_models import BUNDLED_PAIR, check_fetched, formatted_prompt_html, named_pair
 from .live_render import (
     PieceDecoder,
     fates_html,
@@ -66,6 +78,30 @@ from .live_render import (
 from .live_view import LiveView
 from .loading import load_pair
 from .stats import spec_stats
+
+REFRESH_S = (0.01, 60.0)
+"""The range of `refresh_s`, the seconds between redraws while a run streams."""
+
+
+def check_pair(pair, target, draft) -> tuple:
+    """(pair, target, draft) with a pair given by name turned into its target and draft; errors say what a pair is."""
+    if isinstance(pair, str):
+        if (target, draft) != BUNDLED_PAIR:
+            raise ValueError(f"give the pair by name (pair={pair!r}) or as target= and draft=, not both")
+        return (None, *named_pair(pair))
+    if pair is not None and not all(hasattr(pair, role) for role in ("target", "draft")):
+        raise TypeError(
+            f"pair must be a Pair (specviz.lm.load_pair(target, draft)), the name of an offered pair or None, "
+            f"got {type(pair).__name__}"
+        )
+    return pair, target, draft
+
+
+def check_room(pair, max_new_tokens) -> None:
+    """ValueError when max_new_tokens does not fit the pair's context (the box would silently lower it)."""
+    room = new_tokens_room(pair)
+    if integer(max_new_tokens, "max_new_tokens") > room:
+        raise ValueError(f"max_new_tokens={max_new_tokens} does not fit this pair's context: at most {room}")
 
 
 class LiveApp(App):
@@ -117,8 +153,11 @@ class LiveApp(App):
         stop_at_eos: bool = True,
         model_defaults: bool = True,
     ):
+        pair, target, draft = check_pair(pair, target, draft)
+        refresh_s = in_range(real, refresh_s, "refresh_s", *REFRESH_S, " seconds")
+        load, model_defaults = flag(load, "load"), flag(model_defaults, "model_defaults")
         super().__init__()
-        self.refresh_s = float(refresh_s)
+        self.refresh_s = refresh_s
         self.pair = None
         self.result: GenerationResult | None = None
         self.stats = None
@@ -126,7 +165,7 @@ class LiveApp(App):
         self.sweep_data: dict | None = None
         self.step_listeners: list = []
         self.warmed: set = set()
-        self.model_defaults = bool(model_defaults)
+        self.model_defaults = model_defaults
         self.controls = LiveControls(
             prompt,
             gamma,
@@ -178,6 +217,7 @@ class LiveApp(App):
         self.add_class("specviz-live")
 
         if pair is not None:
+            check_room(pair, max_new_tokens)
             self._set_pair(pair)
             if getattr(pair, "tokenizer", None) is None and prompt == "ROMEO:\n":
                 self.prompt.value = "0"  # a toy pair without tokenizer reads token ids
@@ -232,7 +272,7 @@ class LiveApp(App):
         if draft is not None:
             self.draft_text.value = str(draft)
         if device is not None:
-            self.device.value = device
+            self.device.value = check_device(device)
         self.controls.models.refresh()
         tgt, drf = self.controls.models.names()
         dev = self.device.value
@@ -390,7 +430,7 @@ class LiveApp(App):
     def select_token(self, i: int):
         """Show generated token i's real p and q (top tokens + "other") as a money diagram (`token_closeup`)."""
         try:
-            return self.view.select(int(i))
+            return self.view.select(integer(i, "i (a generated token's position)", lo=0))
         except ValueError as e:
             self.show_error(str(e))
         except Exception as e:  # noqa: BLE001
@@ -407,7 +447,9 @@ class LiveApp(App):
         run follows, shown as a level line. The status line and `progress` show which run is
         going ("γ = 3 (3/8)"). Returns `sweep_data` when blocking.
         """
-        gammas = [g if g == AUTO else int(g) for g in gammas]
+        gammas = [gamma_setting(g) for g in gammas]
+        if not gammas:
+            raise ValueError("gammas must hold at least one γ (a whole number or 'auto')")
         if self.controls.gamma_value() == AUTO and AUTO not in gammas:
             gammas.append(AUTO)
 
@@ -452,6 +494,8 @@ def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **k
     if source is not None:
         from .vllm_live import VLLMLiveApp
 
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a vLLM server's URL as a string (http://HOST:8000), got {source!r}")
         if pair is not None:
             raise ValueError("give a pair or a vLLM source, not both")
         return VLLMLiveApp(source, **kwargs)

@@ -19,8 +19,18 @@ import html
 
 import ipywidgets as W
 
+from ..checks import flag
 from ..i18n import t
-from .live_jobs import AUTO, gamma_setting, sampling_settings
+from .live_jobs import (
+    AUTO,
+    MAX_NEW_TOKENS,
+    TEMPERATURE_MAX,
+    TOP_K_MAX,
+    TOP_P_MIN,
+    checked_settings,
+    gamma_setting,
+    sampling_settings,
+)
 from .live_models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 
 LABEL_STYLE = {"description_width": "110px"}
@@ -30,6 +40,22 @@ DEVICES = ("auto", "cpu", "cuda")
 
 GAMMA_CHOICES = (AUTO, *range(0, 9))
 """What the γ control offers: "auto" (the engine picks each step's draft length) and 0..8 (0: plain target steps)."""
+
+
+def check_device(device) -> str:
+    """`device` if the device control offers it ("auto", "cpu", "cuda"); errors name the choices."""
+    if not isinstance(device, str):
+        raise TypeError(f"device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
+    return device
+
+
+def check_text(value, name: str) -> str:
+    """`value` if it is a string (a prompt, a model name); TypeError naming `name` otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    return value
 
 
 def gamma_options(gamma=4) -> list:
@@ -81,6 +107,12 @@ def context_limit(pair) -> int | None:
     """The smaller context (max positions) of the two models, None when neither has one."""
     ctx = [m.max_positions for m in (pair.target, pair.draft) if getattr(m, "max_positions", None)]
     return min(ctx) if ctx else None
+
+
+def new_tokens_room(pair) -> int:
+    """The most new tokens the max-new-tokens box allows for `pair` (its context less a margin for prompt and γ)."""
+    ctx = context_limit(pair)
+    return max(1, ctx - 16) if ctx else MAX_NEW_TOKENS
 
 
 class LiveControls:
@@ -140,6 +172,16 @@ class LiveControls:
         chat: bool = True,
         stop_at_eos: bool = True,
     ):
+        temperature, top_k, top_p, max_new_tokens, seed = checked_settings(
+            temperature, top_k, top_p, max_new_tokens, seed
+        )
+        g, device = gamma_setting(gamma), check_device(device)
+        prompt, target, draft = (
+            check_text(v, n) for v, n in ((prompt, "prompt"), (target, "target"), (draft, "draft"))
+        )
+        ar_baseline, chat, stop_at_eos = (
+            flag(v, n) for v, n in ((ar_baseline, "ar_baseline"), (chat, "chat"), (stop_at_eos, "stop_at_eos"))
+        )
         lab = LABEL_STYLE
         self.saved: dict | None = None  # settings an instruct model's defaults replaced (restored for another pair)
         self.models = ModelChoice(target, draft, lab)
@@ -151,7 +193,7 @@ class LiveControls:
         )
         self.device = W.Dropdown(
             options=[(t("live.device_auto") if d == "auto" else d, d) for d in DEVICES],
-            value=device if device in DEVICES else "auto",
+            value=device,
             description=t("live.device"),
             layout=W.Layout(width="180px"),
             style={"description_width": "50px"},
@@ -167,7 +209,7 @@ class LiveControls:
             value=prompt, description=t("live.prompt"), style=lab, layout=W.Layout(width="640px", height="70px")
         )
         self.chat_checkbox = W.Checkbox(
-            value=bool(chat), description=t("live.chat"), indent=False, layout=W.Layout(width="220px")
+            value=chat, description=t("live.chat"), indent=False, layout=W.Layout(width="220px")
         )
         self.show_prompt = W.ToggleButton(
             value=False, description=t("live.show_prompt"), tooltip=t("live.show_prompt_tip"), icon="eye"
@@ -178,30 +220,29 @@ class LiveControls:
         self.ignore_eos = W.Checkbox(
             value=not stop_at_eos, description=t("live.ignore_eos"), indent=False, layout=W.Layout(width="440px")
         )
-        g = gamma_setting(gamma)
         self.gamma = W.Dropdown(
             options=gamma_options(g), value=g, description=t("live.gamma"), style=lab, layout=W.Layout(width="230px")
         )
         self.temperature = W.FloatSlider(
-            value=float(temperature),
+            value=temperature,
             min=0.0,
-            max=2.0,
+            max=TEMPERATURE_MAX,
             step=0.05,
             description=t("live.temperature"),
             style=lab,
             continuous_update=False,
         )
         self.top_k = W.BoundedIntText(
-            value=int(top_k or 0),
+            value=top_k,
             min=0,
-            max=10_000_000,
+            max=TOP_K_MAX,
             description=t("live.top_k"),
             style=lab,
             layout=W.Layout(width="230px"),
         )
         self.top_p = W.FloatSlider(
-            value=float(top_p if top_p is not None else 1.0),
-            min=0.05,
+            value=top_p,
+            min=TOP_P_MIN,
             max=1.0,
             step=0.01,
             description=t("live.top_p"),
@@ -209,16 +250,16 @@ class LiveControls:
             continuous_update=False,
         )
         self.max_new_tokens = W.BoundedIntText(
-            value=int(max_new_tokens),
+            value=max_new_tokens,
             min=1,
-            max=4096,
+            max=MAX_NEW_TOKENS,
             description=t("live.max_new_tokens"),
             style=lab,
             layout=W.Layout(width="230px"),
         )
-        self.seed = W.IntText(value=int(seed), description=t("live.seed"), style=lab, layout=W.Layout(width="230px"))
+        self.seed = W.IntText(value=seed, description=t("live.seed"), style=lab, layout=W.Layout(width="230px"))
         self.ar_checkbox = W.Checkbox(
-            value=bool(ar_baseline),
+            value=ar_baseline,
             description=t("live.ar_checkbox"),
             indent=False,
             layout=W.Layout(width="320px"),
@@ -281,8 +322,7 @@ class LiveControls:
 
     def show_pair(self, pair) -> None:
         """Describe a newly loaded pair, cap max new tokens by its context, offer the chat template if it has one."""
-        ctx = context_limit(pair)
-        self.max_new_tokens.max = max(1, ctx - 16) if ctx else 4096  # clamps the value too
+        self.max_new_tokens.max = new_tokens_room(pair)  # clamps the value too
         self.pair_info.value = describe_pair_html(pair)
         self.chat_checkbox.disabled = not has_chat_template(pair)
 
@@ -341,9 +381,12 @@ __all__ = [
     "GAMMA_CHOICES",
     "LABEL_STYLE",
     "LiveControls",
+    "check_device",
+    "check_text",
     "context_limit",
     "describe_pair_html",
     "describe_pair_text",
     "gamma_options",
     "model_size_text",
+    "new_tokens_room",
 ]

@@ -64,6 +64,20 @@ def choice_for(target: str, draft: str):
     return pair if any(v == pair for _, v in pair_choices()) else CUSTOM
 
 
+def named_pair(name: str) -> tuple[str, str]:
+    """(target, draft) of the offered pair `name`: "bundled", or a catalogue model (drafted by prompt lookup)."""
+    key = name.strip() or "bundled"
+    offered = [value for _, value in pair_choices() if value != CUSTOM]
+    for value in offered:
+        if value[0] == key:
+            return value
+    names = ", ".join(repr(v[0]) for v in offered)
+    raise ValueError(
+        f"pair={name!r} names no offered pair: give one of {names}, a Pair (specviz.lm.load_pair), "
+        "or target= and draft= (a catalogue name, a folder, a .gguf file or a hub id)"
+    )
+
+
 def target_options() -> list:
     """What the target box suggests: the bundled model and every catalogue model."""
     return ["bundled", *sorted(catalog.MODELS)]
@@ -213,6 +227,7 @@ __all__ = [
     "has_chat_template",
     "is_fetched",
     "models_hint_html",
+    "named_pair",
     "pair_choices",
     "sampling_defaults",
     "target_options",
