@@ -8,14 +8,17 @@ greedy decoding, batch 1, the chat template applied, every decoder stopping at t
 turn, on five prompts of our own (copy a paragraph, edit it, add docstrings to code, free text,
 an explanation). Decoders: plain decoding through this engine; speculative decoding with
 fixed γ; gamma="auto"; transformers' greedy `generate` and its `prompt_lookup_num_tokens`
-(same model object, same ids). Each decoder runs after a warm-up, `--repeats` times
-interleaved with the others, and its least process CPU time counts (with one torch thread, CPU
-time is what the decoding costs and is far less disturbed than wall time when other programs
-share the cores; wall-clock ratios are printed too). Every output is checked token for token
-against plain decoding: a difference stops the benchmark.
+(same model object, same ids). After a warm-up, every decoder runs once per round, `--rounds`
+times, in an order that rotates from round to round; a decoder's speed-up is the median over
+rounds of plain decoding's process CPU time over its own in the same round (with one torch
+thread, CPU time is what the decoding costs; pairing within a round cancels the slow drifts of
+a shared machine, and the median drops a disturbed round; wall-clock ratios are printed too).
+"plain again" is plain decoding run a second time: the control that shows how far two
+identical decoders drift apart here. Every output is checked token for token against plain
+decoding: a difference stops the benchmark.
 
 Part 2, the bundled pair (model draft) at temperature 1, fixed length (--ignore-eos), same seed:
-plain, fixed γ 1..4, auto.
+plain, fixed γ 1..4, auto, `--bundled-rounds` rounds.
 
 Ratios are speed-ups over plain decoding in the same run (> 1 is faster). Goals (issue 17):
 auto >= 0.97x plain on every prompt, auto within 10 % of the best fixed γ, and our prompt
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 
 import torch
@@ -79,18 +83,33 @@ def hf_greedy(model, ids, n, eos, lookup=None):
     return out[0, len(ids) :].tolist()
 
 
-def best_of(run: dict, repeats: int, check=None):
-    """Interleave the decoders `repeats` times, rotating the order: ({key: result}, {key: least wall s}, {key: least CPU s})."""
-    results, wall, cpu = {}, {}, {}
+def paired(run: dict, rounds: int, check=None):
+    """Run every decoder once per round, `rounds` times, rotating the order: ({key: result}, {key: [CPU s per round]}, {key: [wall s]})."""
+    results, cpu, wall = {}, {k: [] for k in run}, {k: [] for k in run}
     keys = list(run)
-    for i in range(repeats):
+    for i in range(rounds):
         for key in keys[i % len(keys) :] + keys[: i % len(keys)]:  # each round starts with another decoder
             r, w, c = timed(run[key])
             if check is not None:
                 check(key, r)
             results[key] = r
-            wall[key], cpu[key] = min(wall.get(key, math.inf), w), min(cpu.get(key, math.inf), c)
-    return results, wall, cpu
+            cpu[key].append(c)
+            wall[key].append(w)
+    return results, cpu, wall
+
+
+def speedups(times: dict, work: dict | None = None) -> dict:
+    """{key: median over rounds of plain's time / key's time in the same round} (per unit of `work` if given).
+
+    Pairing within a round cancels the slow drifts of a shared machine; the median drops a round
+    that another program disturbed.
+    """
+    work = work or {k: 1.0 for k in times}
+    out = {}
+    for k, ts in times.items():
+        ratios = [(work[k] / t) / (work["plain"] / tp) for t, tp in zip(ts, times["plain"])]
+        out[k] = statistics.median(ratios)
+    return out
 
 
 def smollm2_part(args) -> list:
@@ -101,12 +120,13 @@ def smollm2_part(args) -> list:
     eos = sorted(eos_ids(pair))
     N, rows = args.new_tokens, []
     print(
-        f"\n{pair.describe()}; greedy, up to {N} new tokens, stop at the end of the turn {eos}, best of {args.repeats}"
+        f"\n{pair.describe()}; greedy, up to {N} new tokens, stop at the end of the turn {eos}, median of {args.rounds} paired rounds"
     )
     for label, text in PROMPTS.items():
         ids = pair.encode(text)
         kw = dict(temperature=0, stop_at_eos=True, threads=None)
         run = {"plain": lambda: autoregressive_generate(pair, ids, N, **kw)}
+        run["plain again"] = run["plain"]  # the control: what two identical decoders differ by here
         for g in gammas:
             run[g] = lambda g=g: speculative_generate(pair, ids, N, g, **kw)
         run["auto"] = lambda: speculative_generate(pair, ids, N, "auto", **kw)
@@ -122,17 +142,17 @@ def smollm2_part(args) -> list:
             if new != plain_ids:
                 raise SystemExit(f"{label}, {key}: output differs from plain greedy decoding")
 
-        res, wall, cpu = best_of(run, args.repeats, check)
+        res, cpu, wall = paired(run, args.rounds, check)
         n = len(plain_ids)
-        sp = {k: cpu["plain"] / cpu[k] for k in run}
-        spw = {k: wall["plain"] / wall[k] for k in run}
+        sp, spw = speedups(cpu), speedups(wall)
         best_g = max(gammas, key=lambda g: sp[g])
         auto = res["auto"]
         gs = [s.gamma for s in auto.steps]
         row = {
             "prompt": label,
             "tokens": n,
-            "plain tok/s": n / cpu["plain"],
+            "plain tok/s": n / statistics.median(cpu["plain"]),
+            "plain again": sp["plain again"],
             **{f"γ={g}": sp[g] for g in gammas},
             "auto": sp["auto"],
             "auto (wall)": spw["auto"],
@@ -161,23 +181,26 @@ def bundled_part(args) -> list:
     for seed in range(args.bundled_seeds):
         kw = dict(temperature=1.0, seed=seed, threads=None)
         run = {"plain": lambda kw=kw: autoregressive_generate(pair, ids, N, **kw)}
+        run["plain again"] = run["plain"]
         for g in (1, 2, 3, 4):
             run[g] = lambda g=g, kw=kw: speculative_generate(pair, ids, N, g, **kw)
         run["auto"] = lambda kw=kw: speculative_generate(pair, ids, N, "auto", **kw)
         speculative_generate(pair, ids, 16, "auto", temperature=1.0, seed=0)  # warm-up
-        res, wall, cpu = best_of(run, args.repeats)
+        res, cpu, wall = paired(run, args.bundled_rounds)
         # per generated token (all runs have N tokens: the bundled models have no end token in use)
-        sp = {k: (len(res[k].new_ids) / cpu[k]) / (len(res["plain"].new_ids) / cpu["plain"]) for k in run}
+        work = {k: len(res[k].new_ids) for k in run}
+        sp, spw = speedups(cpu, work), speedups(wall, work)
         best_g = max((1, 2, 3, 4), key=lambda g: sp[g])
         gs = [s.gamma for s in res["auto"].steps]
         rows.append(
             {
                 "prompt": f"bundled pair, T=1, seed {seed}",
                 "tokens": N,
-                "plain tok/s": N / cpu["plain"],
+                "plain tok/s": N / statistics.median(cpu["plain"]),
+                "plain again": sp["plain again"],
                 **{f"γ={g}": sp[g] for g in (1, 2, 3, 4)},
                 "auto": sp["auto"],
-                "auto (wall)": (N / wall["auto"]) / (N / wall["plain"]),
+                "auto (wall)": spw["auto"],
                 "auto / best γ": sp["auto"] / sp[best_g],
                 "best γ": best_g,
                 "auto mean γ": sum(gs) / len(gs),
@@ -208,7 +231,8 @@ def main():
     ap.add_argument("--target", default="smollm2-135m")
     ap.add_argument("--new-tokens", type=int, default=160)
     ap.add_argument("--gammas", default="4,10")
-    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of every decoder (SmolLM2 part)")
+    ap.add_argument("--bundled-rounds", type=int, default=15)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hf-lookup", type=int, default=10, help="transformers' prompt_lookup_num_tokens")
     ap.add_argument("--no-hf", action="store_true", help="skip the transformers columns")
@@ -216,7 +240,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one repeat, 48 tokens, one bundled seed")
     args = ap.parse_args()
     if args.quick:
-        args.repeats, args.new_tokens, args.bundled_seeds = 1, 48, 1
+        args.rounds, args.bundled_rounds, args.new_tokens, args.bundled_seeds = 1, 2, 48, 1
     torch.set_num_threads(args.threads)
     rows = smollm2_part(args)
     print(f"<!-- {MARK} -->")
@@ -226,6 +250,8 @@ def main():
     print(table(brows))
     print(f"<!-- /{MARK} -->\n")
     allrows = rows + brows
+    noise = max(abs(r["plain again"] - 1.0) for r in allrows)
+    print(f"control: plain decoding against itself differs by up to {noise:.1%} in this run")
     worst = min(r["auto"] for r in allrows)
     worst_best = min(r["auto / best γ"] for r in allrows)
     print(f"goal 1: auto >= 0.97x plain everywhere: worst {worst:.2f}x -> {'met' if worst >= 0.97 else 'NOT met'}")
