@@ -6,8 +6,10 @@ ONE FigureWidget with the two acceptance panels of the real-model live view
 (`specviz.lm.figures.per_position_figure` and `accepted_hist_figure`), drawn from the counts
 of the last interval (`specviz.lm.vllm.SpecCounters.stats`). The first reading shows the
 totals since the server started; every later one the difference from the previous reading.
-A server that is down, a 404 or a page without speculative counters becomes a message in
-`app.message`; the app stays usable.
+A server that is down, a 404, a page without speculative counters or with counters no
+server can show, several models and none chosen (the `model` box; the message lists them) or
+a page that does not arrive within `timeout` seconds becomes a message in `app.message`; the
+app stays usable.
 
 Driving it without a browser (tests, scripts):
 
@@ -27,12 +29,33 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..htmlkit import html_table
-from ..i18n import t
+from ..i18n import register, t
 from ..widgets import App
 from . import figures as LF
 from .live_jobs import JobRunner
 from .live_render import DIM_STYLE, fmt_number
-from .vllm import DEFAULT_TIMEOUT_S, SpecCounters, metrics_url, read_vllm_metrics, watch_vllm
+from .vllm import (
+    DEFAULT_TIMEOUT_S,
+    MAX_INTERVAL_S,
+    SpecCounters,
+    check_timeout,
+    metrics_url,
+    read_vllm_metrics,
+    watch_vllm,
+)
+
+MODEL_LABEL = "vllm.model"
+MODEL_HINT = "vllm.model_hint"
+register(
+    {
+        MODEL_LABEL: {"en": "model_name", "zh": "模型名"},
+        MODEL_HINT: {"en": "the only one on the page", "zh": "页面上唯一的那个"},
+    }
+)
+INTERVAL_RANGE = (0.01, 3600.0)
+"""The polling interval the `every (s)` box takes, in seconds."""
+READ_ERRORS = (ValueError, TypeError, OSError)
+"""What a reading raises for a bad address, page or connection (ConnectionError is an OSError)."""
 
 PANELS = {"per_position": (1, "lmfig.per_position_title"), "accepted_hist": (2, "lmfig.hist_title")}
 """The two panels of `acceptance_figure`: column and the message key of the title."""
@@ -104,6 +127,7 @@ def counters_table_html(c: SpecCounters | None) -> str:
     what = t("vllm.last_seconds", seconds=c.seconds) if c.seconds else t("vllm.totals")
     rows = [
         [t("vllm.row_server"), f"{html.escape(c.url)} · {len(c.engines) or 1}"],
+        *([[t(MODEL_LABEL), html.escape(c.model)]] if c.model else []),
         [t("vllm.row_over"), what + (t("vllm.restarted") if c.restarted else "")],
         [t("vllm.row_counts"), f"{int(c.drafts)} · {int(c.draft_tokens)} · {int(c.accepted)}"],
         [t("vllm.row_rate"), fmt_number(c.acceptance_rate)],
@@ -119,7 +143,8 @@ def counters_table_html(c: SpecCounters | None) -> str:
 class VLLMLiveApp(App):
     """A vLLM server's spec-decoding counters, read once or polled, in specviz's acceptance plots.
 
-    Handles: `url` (Text), `interval` (seconds between readings), `read_button`, `start_button`,
+    Handles: `url` (Text), `model` (Text: the model_name to read; empty for the page's only one),
+    `interval` (seconds between readings), `read_button`, `start_button`,
     `stop_button`, `status`, `stats_html`, `figure` (one FigureWidget: `acceptance_figure`).
     State: `last_reading` (SpecCounters totals), `shown` (the SpecCounters drawn: an interval after
     the first reading), `history` (every interval). Methods: `read()`, `start(blocking=False,
@@ -132,19 +157,30 @@ class VLLMLiveApp(App):
         interval_s: float = 5.0,
         gamma: int = 4,
         timeout: float = DEFAULT_TIMEOUT_S,
+        model: str | None = None,
+        allow_redirects: bool = False,
     ):
         super().__init__()
-        self.timeout = float(timeout)
+        _check_arguments(source, interval_s, gamma, model, allow_redirects)
+        self.timeout = check_timeout(timeout)
+        self.allow_redirects = allow_redirects
         self.last_reading: SpecCounters | None = None
         self.shown: SpecCounters | None = None
         self.history: list[SpecCounters] = []
         self.lock = threading.RLock()
         lab = {"description_width": "90px"}
         self.url = W.Text(value=str(source), description=t("vllm.server"), style=lab, layout=W.Layout(width="420px"))
+        self.model = W.Text(
+            value=model or "",
+            placeholder=t(MODEL_HINT),
+            description=t(MODEL_LABEL),
+            style=lab,
+            layout=W.Layout(width="300px"),
+        )
         self.interval = W.BoundedFloatText(
             value=float(interval_s),
-            min=0.01,
-            max=3600.0,
+            min=INTERVAL_RANGE[0],
+            max=INTERVAL_RANGE[1],
             step=1.0,
             description=t("vllm.every"),
             style=lab,
@@ -162,9 +198,10 @@ class VLLMLiveApp(App):
         self.start_button.on_click(lambda _: self.start(blocking=False))
         self.stop_button.on_click(lambda _: self.stop())
         self.url.observe(lambda _: self._forget(), names="value")
+        self.model.observe(lambda _: self._forget(), names="value")
         self.children = [
             W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('vllm.heading'))}</h3>"),
-            W.HBox([self.url, self.interval]),
+            W.HBox([self.url, self.model, self.interval]),
             W.HBox([self.read_button, self.start_button, self.stop_button]),
             self.message,
             self.status,
@@ -200,8 +237,14 @@ class VLLMLiveApp(App):
 
     # ------------------------------------------------------------------ readings
 
+    def chosen_model(self) -> str | None:
+        """The model_name typed in the `model` box (None when empty: the page's only model)."""
+        return self.model.value.strip() or None
+
     def _read(self) -> SpecCounters:
-        return read_vllm_metrics(self.url.value, self.timeout)
+        return read_vllm_metrics(
+            self.url.value, self.timeout, model=self.chosen_model(), allow_redirects=self.allow_redirects
+        )
 
     def show(self, counters: SpecCounters) -> None:
         """Draw one reading (totals) or interval in the table and the figure."""
@@ -219,7 +262,7 @@ class VLLMLiveApp(App):
         """Record a reading; return what to draw (the interval since the previous reading, if any)."""
         with self.lock:
             prev, self.last_reading = self.last_reading, reading
-            if prev is None or prev.url != reading.url:
+            if prev is None or (prev.url, prev.model) != (reading.url, reading.model):
                 return reading
             interval = reading - prev
             self.history.append(interval)
@@ -230,7 +273,7 @@ class VLLMLiveApp(App):
         try:
             metrics_url(self.url.value)
             shown = self._take(self._read())
-        except (ValueError, TypeError, ConnectionError) as e:
+        except READ_ERRORS as e:
             self.show_error(str(e))
             return None
         self.clear_message()
@@ -250,6 +293,8 @@ class VLLMLiveApp(App):
                 self.timeout,
                 sleep=self.jobs.stop_event.wait,
                 keep_going=self.jobs.keep_going,
+                model=self.chosen_model(),
+                allow_redirects=self.allow_redirects,
             )
             try:
                 for interval in gen:
@@ -257,15 +302,32 @@ class VLLMLiveApp(App):
                         self.history.append(interval)
                     self.show(interval)
                     shown = interval
-            except ConnectionError as e:  # shown like a ValueError: the message alone
+            except READ_ERRORS as e:  # shown like a ValueError: the message alone
                 raise ValueError(str(e)) from None
             return shown
 
         return self.jobs.start("polling", job, blocking)
 
 
+def _check_arguments(source, interval_s, gamma, model, allow_redirects) -> None:
+    """TypeError or ValueError, naming the argument and its range, for a constructor argument out of range."""
+    if not isinstance(source, str):
+        raise TypeError(
+            f"source must be the address of a vLLM server (a str such as 'http://HOST:8000'), got {source!r}"
+        )
+    lo, hi = INTERVAL_RANGE
+    if check_timeout(interval_s, "interval_s", MAX_INTERVAL_S) < lo or interval_s > hi:
+        raise ValueError(f"interval_s must be from {lo:g} to {hi:g} seconds, got {interval_s!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= 64:
+        raise ValueError(f"gamma (the draft positions shown before the first reading) must be 1..64, got {gamma!r}")
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"model must be a model_name (a str) or None, got {model!r}")
+    if not isinstance(allow_redirects, bool):
+        raise TypeError(f"allow_redirects must be True or False, got {allow_redirects!r}")
+
+
 def vllm_live_app(source: str = "http://localhost:8000", **kwargs) -> VLLMLiveApp:
-    """The live view of a vLLM server (see `VLLMLiveApp`); keywords: interval_s, gamma, timeout."""
+    """The live view of a vLLM server (see `VLLMLiveApp`); keywords: interval_s, gamma, timeout, model, allow_redirects."""
     return VLLMLiveApp(source, **kwargs)
 
 
