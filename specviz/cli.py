@@ -800,9 +800,12 @@ def cmd_run(args, extra=()) -> int:
             chat=False if args.no_chat else "auto",
             ignore_eos=args.ignore_eos,
         )
-    except (ValueError, TypeError, RuntimeError) as e:
+    except (ValueError, TypeError) as e:  # what the user asked for cannot be run
         print(f"specviz run: error: {e}", file=sys.stderr)
         return 2
+    except RuntimeError as e:  # it ran and failed (e.g. a model produced NaN logits)
+        print(f"specviz run: error: {e}", file=sys.stderr)
+        return 1
     print(json.dumps(out, ensure_ascii=False) if args.json else format_report(out))
     return 0
 

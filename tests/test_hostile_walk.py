@@ -49,6 +49,7 @@ SKIPPED = {
         [
             "__version__",
             "AuditReport",
+            "NonFiniteLogitsError",
             "ChainSample",
             "MarkovPair",
             "Joint",
@@ -207,8 +208,8 @@ _VLLM_PAGE = "".join(  # a vLLM /metrics page with the four speculative-decoding
         ("drafts", "", 10.0),
         ("draft_tokens", "", 40.0),
         ("accepted_tokens", "", 20.0),
-        ("accepted_tokens_per_pos", ',position="0"', 8.0),
     ]
+    + [("accepted_tokens_per_pos", f',position="{i}"', v) for i, v in enumerate((8.0, 6.0, 4.0, 2.0))]
 )
 
 # function name -> {parameter: good value}; every call is made by keyword

@@ -13,6 +13,7 @@ except ImportError as e:  # the light install: `pip install specviz` has no torc
 
 from .engine import (
     GenerationResult,
+    NonFiniteLogitsError,
     SpeculativeEngine,
     StepRecord,
     autoregressive_generate,
@@ -31,6 +32,7 @@ from .vllm import SpecCounters, parse_vllm_metrics, read_vllm_metrics
 
 __all__ = [
     "GenerationResult",
+    "NonFiniteLogitsError",
     "SpeculativeEngine",
     "StepRecord",
     "autoregressive_generate",

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TOP_N",
     "GenerationResult",
+    "NonFiniteLogitsError",
     "SpeculativeEngine",
     "StepRecord",
     "autoregressive_generate",
@@ -165,8 +166,9 @@ def torch_threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
+    n = integer(n, "threads", lo=1, hi=4096)
     old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
+    torch.set_num_threads(n)
     try:
         yield
     finally:
@@ -239,6 +241,12 @@ def _check_common(max_new_tokens, gamma, sampling_kw) -> tuple[int, GammaChooser
     """(max_new_tokens, a GammaChooser, Sampling), checked; errors name the parameter."""
     n = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
     return n, as_chooser(gamma), Sampling(**sampling_kw)  # a whole number is checked by FixedGamma
+
+
+def check_callback(fn, name: str) -> None:
+    """TypeError naming `name` unless it is None or callable."""
+    if fn is not None and not callable(fn):
+        raise TypeError(f"{name} must be a function (or None), got {type(fn).__name__}")
 
 
 def check_pair(pair: object, name: str = "pair") -> None:
@@ -343,6 +351,7 @@ class SpeculativeEngine:
         chat: str | bool = "auto",
     ) -> GenerationResult:
         check_pair(pair)
+        check_callback(on_step, "on_step")
         max_new_tokens, gamma, s = _check_common(
             max_new_tokens, gamma, dict(temperature=temperature, top_k=top_k, top_p=top_p)
         )
@@ -473,7 +482,8 @@ class SpeculativeEngine:
             P[:g].gather(-1, x[:, None])[:, 0],
             Q.gather(-1, x[:, None])[:, 0],
             torch.minimum(P[:g], Q).sum(-1),
-            torch.isfinite(P).all()[None],
+            bad_rows(all_rows[base : base + g + 1]),  # (γ+1,) the target's rows
+            self._draft_bad(d_logits, g, dev),  # (γ,) the draft's rows
         ]
         if top_n:
             tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
@@ -482,11 +492,10 @@ class SpeculativeEngine:
         drafted = host[:g].astype(np.int64).tolist()
         k, token = int(host[g]), int(host[g + 1])
         p_x, q_x, alphas = host[g + 2 : 2 * g + 2], host[2 * g + 2 : 3 * g + 2], host[3 * g + 2 : 4 * g + 2]
-        if not host[4 * g + 2]:
-            raise _non_finite(index, start)
+        _raise_if_bad(host[4 * g + 2 : 5 * g + 3], host[5 * g + 3 : 6 * g + 3], start, index)
         top_p, top_q = [], []
         if top_n:
-            o = 4 * g + 3
+            o = 6 * g + 3
             ti, tv = (
                 host[o : o + (g + 1) * top_n].reshape(g + 1, top_n),
                 host[o + (g + 1) * top_n : o + 2 * (g + 1) * top_n],
@@ -519,6 +528,15 @@ class SpeculativeEngine:
             verify_s=verify_s,
         )
 
+    @staticmethod
+    def _draft_bad(d_logits: list, g: int, dev) -> torch.Tensor:
+        """(γ,) bool: which of the draft's logits rows behind the γ drafts are broken (all False for a lookup run)."""
+        rows = [r for r in d_logits[:g] if r is not None]
+        if not rows:
+            return torch.zeros(g, dtype=torch.bool, device=dev)
+        out = bad_rows(torch.stack([r.reshape(-1) for r in rows]).to(dev))
+        return out if len(rows) == g else torch.cat([out, out.new_zeros(g - len(rows))])
+
     def _textbook_hooks(self) -> bool:
         """True when no hook is overridden (a planted bug must run through the general path)."""
         base = SpeculativeEngine
@@ -538,20 +556,18 @@ class SpeculativeEngine:
         logits = all_rows[base : base + g + 1]  # (γ+1, V)
         am = logits.argmax(-1)  # (γ+1,) the target's greedy tokens
         k_dev = (am[:g] == x).long().cumprod(0).sum()  # drafts accepted before the first mismatch
-        bad = (torch.isnan(logits) | torch.isposinf(logits)).any() | torch.isneginf(logits).all(-1).any()
         top_n = min(self.top_n, logits.shape[-1])
-        parts = [x, k_dev[None], am, bad[None]]
+        parts = [x, k_dev[None], am, bad_rows(logits), self._draft_bad(d_logits, g, logits.device)]
         if top_n:
             parts.append(logits.topk(top_n, dim=-1).indices.reshape(-1))  # (γ+1) * top_n
         host = torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist()  # the one read
         drafted = [int(v) for v in host[:g]]
         k = int(host[g])
         greedy = [int(v) for v in host[g + 1 : 2 * g + 2]]
-        if host[2 * g + 2]:
-            raise _non_finite(index, start)
+        _raise_if_bad(host[2 * g + 2 : 3 * g + 3], host[3 * g + 3 : 4 * g + 3], start, index)
         top_p, top_q = [], []
         if top_n:
-            ids = host[2 * g + 3 :]
+            ids = host[4 * g + 3 :]
             for j in range(k + 1):
                 rest = [int(i) for i in ids[j * top_n : (j + 1) * top_n] if int(i) != greedy[j]]
                 top_p.append([(greedy[j], 1.0)] + [(i, 0.0) for i in rest[: top_n - 1]])
@@ -584,13 +600,13 @@ class SpeculativeEngine:
         P = probs_on_device(logits, s)  # (1, V)
         y = categorical_torch(P, gen)  # (1,)
         top_n = min(self.top_n, P.shape[-1])
-        parts = [y, torch.isfinite(P).all()[None]]
+        parts = [y, bad_rows(logits[None])]
         if top_n:
             tp = P[0].topk(top_n)
             parts += [tp.indices, tp.values]
         host = torch.cat([t.to(torch.float64) for t in parts]).tolist()  # the one read
-        if not host[1]:
-            raise _non_finite(index, start)
+        if host[1]:
+            raise _non_finite("target", start, index)
         top_p = [_pairs(host[2 : 2 + top_n], host[2 + top_n :])] if top_n else []
         clock.mark()
         draft_s, verify_s = clock.seconds()
@@ -611,12 +627,39 @@ class SpeculativeEngine:
         )
 
 
-def _non_finite(index: int, start: int) -> RuntimeError:
-    """The error for a verify step whose target probabilities are not finite."""
-    return RuntimeError(
-        f"the target's probabilities contain NaN or inf at verify step {index} (after "
-        f"{start} generated tokens): the model produced non-finite logits"
+class NonFiniteLogitsError(RuntimeError):
+    """A model produced NaN or inf logits: decoding stops instead of emitting a token drawn from them."""
+
+
+def bad_rows(logits: torch.Tensor) -> torch.Tensor:
+    """(k,) bool on the device: rows of (k, V) logits holding NaN or +inf, or nothing but -inf (no token possible).
+
+    A -inf entry alone is a masked token and fine.
+    """
+    return (torch.isnan(logits) | torch.isposinf(logits)).any(-1) | torch.isneginf(logits).all(-1)
+
+
+def _non_finite(which: str, position: int, index: int | None = None) -> NonFiniteLogitsError:
+    """The error for non-finite logits from the `which` model ("target" or "draft") at a generated position (from 0)."""
+    step = "" if index is None else f", verify step {index}"
+    return NonFiniteLogitsError(
+        f"the {which} model produced non-finite logits (NaN or inf) for generated token {position + 1}"
+        f"{step}: its weights or activations are broken (a corrupted file, or fp16 overflow: try float32 or bfloat16)"
     )
+
+
+def _first_bad(flags) -> int | None:
+    """Index of the first true flag (host floats), or None."""
+    return next((j for j, f in enumerate(flags) if f), None)
+
+
+def _raise_if_bad(target_flags, draft_flags, start: int, index: int) -> None:
+    """Raise for the earliest broken row of a verify step (the draft's row j is used before the target's row j)."""
+    jt, jd = _first_bad(target_flags), _first_bad(draft_flags)
+    if jd is not None and (jt is None or jd <= jt):
+        raise _non_finite("draft", start + jd, index)
+    if jt is not None:
+        raise _non_finite("target", start + jt, index)
 
 
 def _pairs(ids, probs) -> list:
@@ -681,6 +724,7 @@ def autoregressive_generate(
     token when `on_token` or `stop_at_eos` needs them).
     """
     model = check_model(model_or_pair)
+    check_callback(on_token, "on_token")
     max_new_tokens, _, s = _check_common(max_new_tokens, 0, dict(temperature=temperature, top_k=top_k, top_p=top_p))
     ids = _prompt_ids(model_or_pair, prompt, chat)
     _check_ids_in_vocab(ids, (model,))
@@ -690,15 +734,20 @@ def autoregressive_generate(
     eos = eos_ids(model_or_pair) if stop_at_eos else set()
     per_token = on_token is not None or bool(eos)
     result = GenerationResult(list(ids), [], tokenizer=tok, finish_reason="length")
-    out = []  # (1,) device tensors
+    out, bad = [], []  # (1,) device tensors: tokens, and whether the logits they came from were broken
     t0 = time.perf_counter()
     with torch_threads(threads), torch.inference_mode():
         sess = model.session(ids)
         for i in range(max_new_tokens):
-            y = categorical_torch(probs_on_device(sess.next_logits, s), gen)  # (1,)
+            logits = sess.next_logits
+            y = categorical_torch(probs_on_device(logits, s), gen)  # (1,)
             out.append(y)
+            bad.append(bad_rows(logits.reshape(1, -1)))
             if per_token:
-                y_id = int(y)
+                y_id, y_bad = torch.cat([y, bad[-1]]).tolist()  # this token's one read
+                if y_bad:
+                    raise _non_finite("target", i)
+                y_id = int(y_id)
                 if on_token is not None and on_token(y_id) is False:
                     result.stopped = True
                     result.finish_reason = "abort"
@@ -708,7 +757,10 @@ def autoregressive_generate(
                     break
             if i < max_new_tokens - 1:
                 sess.feed(y)
-        result.new_ids = torch.cat(out).tolist() if out else []
+        host = torch.cat(out + [torch.cat(bad).long()]).tolist() if out else []  # the one read at the end
+        if (j := _first_bad(host[len(out) :])) is not None:
+            raise _non_finite("target", j)
+        result.new_ids = host[: len(out)]
     result.seconds = time.perf_counter() - t0
     result.text = _decode(model_or_pair, result.new_ids)
     return result
