@@ -529,11 +529,23 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{got} is not the value asked for (tolerance {tol}).",
         "zh": "{got} 不是所求的值（容差 {tol}）。",
     },
-    "exercise.not_number": {"en": "expected a number, got {got}.", "zh": "需要一个数，得到的是 {got}。"},
+    "exercise.not_number": {"en": "expected one real number, got {got}.", "zh": "需要一个实数，得到的是 {got}。"},
     "exercise.not_callable": {"en": "expected a function, got {got}.", "zh": "需要一个函数，得到的是 {got}。"},
     "exercise.case_failed": {
         "en": "for p = {p}, q = {q} it returned {got}, expected {want}.",
         "zh": "当 p = {p}、q = {q} 时返回了 {got}，应为 {want}。",
+    },
+    "exercise.case_not_real": {
+        "en": "for p = {p}, q = {q} it returned {got}, which is not an array of real numbers; expected {want}.",
+        "zh": "当 p = {p}、q = {q} 时返回了 {got}，这不是由实数组成的数组；应为 {want}。",
+    },
+    "exercise.case_shape": {
+        "en": "for p = {p}, q = {q} it returned an array of shape {got_shape}, {got}; expected shape {want_shape}.",
+        "zh": "当 p = {p}、q = {q} 时返回了形状为 {got_shape} 的数组 {got}；应为形状 {want_shape}。",
+    },
+    "exercise.case_timeout": {
+        "en": "for p = {p}, q = {q} it took longer than {limit:g} s and was stopped (an endless loop? a sleep?).",
+        "zh": "当 p = {p}、q = {q} 时运行超过 {limit:g} 秒，已被中止（是不是死循环，或者在等待？）。",
     },
     "exercise.case_raised": {
         "en": "for p = {p}, q = {q} it raised {error}.",

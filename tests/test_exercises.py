@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 import specviz as sv
 from specviz import exercises
+from specviz.exercises import core
 from specviz.exercises.core import number_exercise
 from specviz.i18n import LANGUAGES, set_language
 
@@ -96,3 +98,151 @@ def test_hints_advance_and_run_out():
     assert shown[0].startswith("Hint 1") and "No more hints" in shown[-1]
     exercises.reset_hints()
     assert str(exercises.hint(ex.id)).startswith("Hint 1")
+
+
+# ----------------------------------------------------------------------------- hostile answers and arguments (issue 18)
+
+
+@pytest.fixture
+def short_budget(monkeypatch):
+    """The learner's code gets 0.3 s per call (the defaults are seconds)."""
+    monkeypatch.setattr(core, "FUNCTION_BUDGET_S", 0.3, raising=False)
+    monkeypatch.setattr(core, "VERIFIER_BUDGET_S", 0.3, raising=False)
+
+
+@pytest.fixture
+def no_outer_timer():
+    """pytest-timeout's real-time timer paused for the test, so that `check` may use its own alarm (as in a notebook)."""
+    import signal
+
+    remaining, interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    start = time.monotonic()
+    yield
+    if remaining:
+        signal.setitimer(signal.ITIMER_REAL, max(remaining - (time.monotonic() - start), 0.01), interval)
+
+
+def test_an_answer_of_the_wrong_kind_gets_feedback_naming_what_was_expected():
+    for answer in (10**400, -(10**400), ["a", "b"], "0.2", {"p": 0.2}, Fraction(10**400, 3)):
+        feedback = exercises.check("1.1", answer)
+        assert not feedback.passed and feedback.answered, answer
+    assert "1e+400" in exercises.check("1.1", 10**400).message  # its size, not an OverflowError
+    assert "expected one real number, got ['a', 'b']" in exercises.check("1.1", ["a", "b"]).message
+
+
+def test_a_huge_answer_gets_a_short_message_with_its_shape():
+    number = exercises.check("1.1", np.zeros(10**7)).message
+    assert len(number) < 300 and "shape=(10000000,)" in number, number
+    function = exercises.check("3.3", lambda p, q: np.zeros(10**7)).message
+    assert len(function) < 300 and "shape (10000000,)" in function and "expected shape (3,)" in function, function
+    raised = exercises.check("3.3", lambda p, q: exec("raise ValueError('x' * 10**7)")).message
+    assert len(raised) < 300 and "ValueError: xxx" in raised
+    assert len(exercises.Feedback(False, "x" * 10**6).message) <= core.MAX_MESSAGE_CHARS
+
+
+@pytest.mark.parametrize("in_thread", [False, True], ids=["main thread (alarm)", "other thread (worker)"])
+@pytest.mark.parametrize("id", ["3.3", "10.3"])
+def test_a_function_that_sleeps_or_loops_is_stopped_and_told(short_budget, no_outer_timer, id, in_thread):
+    import threading
+
+    def forever(*args):
+        while True:
+            time.sleep(0.01)
+
+    got = []
+    start = time.perf_counter()
+    if in_thread:
+        worker = threading.Thread(target=lambda: got.append(exercises.check(id, forever)))
+        worker.start()
+        worker.join(10)
+    else:
+        got.append(exercises.check(id, forever))
+    assert time.perf_counter() - start < 3
+    assert not got[0].passed and "took longer than 0.3 s" in got[0].message, got[0].message
+
+
+def test_the_alarm_leaves_no_timer_and_restores_the_handler(short_budget, no_outer_timer):
+    import signal
+
+    def mine(signum, frame):
+        raise AssertionError("the previous handler ran")
+
+    before = signal.signal(signal.SIGALRM, mine)
+    try:
+        assert "took longer" in exercises.check("3.3", lambda p, q: time.sleep(5)).message
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        assert signal.getsignal(signal.SIGALRM) is mine
+    finally:
+        signal.signal(signal.SIGALRM, before)
+
+
+def test_an_armed_timer_is_left_alone_and_the_worker_thread_is_used(short_budget, no_outer_timer):
+    import signal
+
+    before = signal.signal(signal.SIGALRM, lambda *a: None)
+    signal.setitimer(signal.ITIMER_REAL, 60)
+    try:
+        assert "took longer" in exercises.check("3.3", lambda p, q: time.sleep(1)).message
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 55 < remaining <= 60  # someone else's timer (e.g. pytest-timeout's) still runs
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def test_a_complex_answer_is_refused():
+    right = float(exercises.run_solution("1.1"))
+    for answer in (complex(right, 0), np.complex128(right), np.array(right + 0j)):
+        feedback = exercises.check("1.1", answer)
+        assert not feedback.passed and "real number" in feedback.message, answer
+    residual = exercises.run_solution("3.3")
+    assert not exercises.check("3.3", lambda p, q: residual(p, q) + 0j).passed
+
+
+def test_a_right_answer_in_another_form_is_accepted():
+    from decimal import Decimal
+
+    import torch
+
+    right = float(exercises.run_solution("1.1"))
+    for answer in (Decimal(right), torch.tensor(right, dtype=torch.float64), np.float32(right)):
+        assert exercises.check("1.1", answer).passed, answer
+    residual = exercises.run_solution("3.3")
+    assert exercises.check("3.3", lambda p, q: torch.tensor(residual(p, q), requires_grad=True)).passed
+
+
+def test_exercises_takes_the_notebook_as_a_number_or_text_and_refuses_unknown_ones():
+    third = [ex.id for ex in exercises.exercises("03")]
+    assert third == ["3.1", "3.2", "3.3"]
+    assert [ex.id for ex in exercises.exercises(3)] == [ex.id for ex in exercises.exercises("3")] == third
+    with pytest.raises(ValueError, match=r"notebook=13: the tutorials with exercises are 1, 2, 3, .* 12"):
+        exercises.exercises(13)
+    with pytest.raises(TypeError, match="notebook must be a tutorial number"):
+        exercises.exercises(1.5)
+    assert exercises.notebooks()[0] == "01"
+
+
+def test_hint_takes_its_number_as_text_and_refuses_others_naming_k():
+    assert exercises.hint("1.1", "2") == exercises.hint("1.1", 2) and "Hint 2 of 2" in exercises.hint("1.1", "2")
+    for k in (1.5, True, "two", [1]):
+        with pytest.raises(TypeError, match="hint number k must be a whole number from 1 to 2"):
+            exercises.hint("1.1", k)
+    for k in (0, -1, 3, 10**400):
+        with pytest.raises(ValueError, match="hint number k=.* is out of range: this exercise has hints 1 to 2"):
+            exercises.hint("1.1", k)
+
+
+def test_an_unknown_id_is_a_value_error_too():
+    with pytest.raises(ValueError, match=r"no exercise id='99.9'; known: 1.1, 1.2"):
+        exercises.get("99.9")
+    assert exercises.get(" 1.1 ") is exercises.get("1.1") is exercises.get(1.1)
+
+
+@pytest.mark.parametrize("name", ["specviz.exercises", "specviz.exercises.api", "specviz.exercises.core", "budget"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name if "." in name else f"specviz.exercises.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

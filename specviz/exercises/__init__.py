@@ -8,7 +8,7 @@ False
 import importlib
 import pkgutil
 
-from .api import check, exercises, get, hint, question, reset_hints, run_solution, solution
+from .api import UnknownExercise, check, exercises, get, hint, notebooks, question, reset_hints, run_solution, solution
 from .core import REGISTRY, Exercise, Feedback, function_exercise, number_exercise, verifier_exercise
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("nb")):
@@ -19,6 +19,7 @@ __all__ = [
     "exercises",
     "get",
     "hint",
+    "notebooks",
     "question",
     "reset_hints",
     "run_solution",
@@ -26,6 +27,7 @@ __all__ = [
     "REGISTRY",
     "Exercise",
     "Feedback",
+    "UnknownExercise",
     "function_exercise",
     "number_exercise",
     "verifier_exercise",
