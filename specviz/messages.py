@@ -898,6 +898,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.choice_bundled": {"en": "bundled pair (Shakespeare, offline)", "zh": "内置模型对（莎士比亚，离线可用）"},
     "live.choice_lookup": {"en": "{name} + prompt lookup", "zh": "{name} + 提示词查找"},
     "live.choice_not_fetched": {"en": "{label} (not fetched yet)", "zh": "{label}（尚未下载）"},
+    "vllm.model": {"en": "model_name", "zh": "模型名"},
+    "vllm.model_hint": {"en": "the only one on the page", "zh": "页面上唯一的那个"},
+    "live.choice_corrupted": {"en": "{label} (corrupted: fetch again)", "zh": "{label}（文件已损坏：请重新下载）"},
     "live.choice_custom": {
         "en": "other: type a target and a draft below",
         "zh": "其他：在下面输入目标模型和草稿模型",
@@ -916,6 +919,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "terminal, then press Load pair again (loading never downloads).",
         "zh": "{role} {name} 尚未下载：请先在终端运行一次“specviz models fetch {name}”，再按“加载模型对”"
         "（加载时从不下载）。",
+    },
+    "live.corrupted": {
+        "en": "The {role} model {name} at {path} cannot be used ({problem}): run “specviz models fetch {name} "
+        "--force” once in a terminal, then press Load pair again.",
+        "zh": "{role} {name}（{path}）无法使用（{problem}）：请先在终端运行一次“specviz models fetch {name} "
+        "--force”，再按“加载模型对”。",
     },
     "live.chat": {"en": "use the chat template", "zh": "使用聊天模板"},
     "live.show_prompt": {"en": "Show the formatted prompt", "zh": "显示格式化后的提示词"},

@@ -428,3 +428,21 @@ def test_the_stamped_marker_stays_readable_by_others(cache):
     marker = folder / catalog.MARKER
     assert "verified" in json.loads(marker.read_text()) and marker.stat().st_mode & 0o777 == 0o644
     assert not [p.name for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_the_live_view_names_a_corrupted_model_with_its_fix(cache):
+    """The live view's model choice and its Load pair check say "corrupted", not "not fetched" (issue 18)."""
+    from specviz.lm import live_models
+
+    folder, _ = cache
+    label = dict((v, k) for k, v in live_models.pair_choices() if isinstance(v, tuple))[(NAME, "prompt-lookup")]
+    assert "not fetched" not in label and "corrupted" not in label
+    flip(folder / FILE)
+    label = dict((v, k) for k, v in live_models.pair_choices() if isinstance(v, tuple))[(NAME, "prompt-lookup")]
+    assert "corrupted" in label
+    with pytest.raises(ValueError) as e:
+        live_models.check_fetched(NAME, "prompt-lookup")
+    assert "SHA-256 mismatch" in str(e.value) and f"specviz models fetch {NAME} --force" in str(e.value)
+    shutil.rmtree(folder)
+    with pytest.raises(ValueError, match="has not been fetched yet"):
+        live_models.check_fetched(NAME, "prompt-lookup")

@@ -43,7 +43,7 @@ def fetch_command(name: str) -> str:
 
 
 def is_fetched(name: str) -> bool:
-    """True when catalogue model `name` is in the local cache (cheap: no hashing)."""
+    """True when catalogue model `name` is in the local cache and verified (hashed once, then a stamp)."""
     return catalog.local_path(name) is not None
 
 
@@ -53,7 +53,8 @@ def pair_choices() -> list:
     for name in sorted(catalog.MODELS):
         label = t("live.choice_lookup", name=name)
         if not is_fetched(name):
-            label = t("live.choice_not_fetched", label=label)
+            broken = catalog.state(name).status != catalog.NOT_FETCHED  # corrupted or unreadable
+            label = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=label)
         out.append((label, (name, PROMPT_LOOKUP)))
     return out + [(t("live.choice_custom"), CUSTOM)]
 
@@ -106,10 +107,24 @@ def models_hint_html() -> str:
 
 
 def check_fetched(target: str, draft: str) -> None:
-    """ValueError (in the current language) naming the first catalogue model of the pair that is not fetched yet."""
+    """ValueError (in the current language) naming the first catalogue model of the pair not fetched or corrupted."""
     for role, name in (("live.target", target), ("live.draft", draft)):
-        if name in catalog.MODELS and not is_fetched(name):
+        if name not in catalog.MODELS or is_fetched(name):
+            continue
+        found = catalog.state(name)
+        if found.status == catalog.NOT_FETCHED:
             raise ValueError(t("live.not_fetched", role=t(role), name=name))
+        if not found.ok:  # corrupted or unreadable: the fix is a forced fetch
+            raise ValueError(
+                t(
+                    "live.corrupted",
+                    role=t(role),
+                    name=name,
+                    path=found.path,
+                    status=found.status,
+                    problem=found.problem,
+                )
+            )
 
 
 def has_chat_template(pair) -> bool:

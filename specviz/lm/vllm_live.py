@@ -29,7 +29,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..htmlkit import html_table
-from ..i18n import register, t
+from ..i18n import t
 from ..widgets import App
 from . import figures as LF
 from .live_jobs import JobRunner
@@ -46,12 +46,6 @@ from .vllm import (
 
 MODEL_LABEL = "vllm.model"
 MODEL_HINT = "vllm.model_hint"
-register(
-    {
-        MODEL_LABEL: {"en": "model_name", "zh": "模型名"},
-        MODEL_HINT: {"en": "the only one on the page", "zh": "页面上唯一的那个"},
-    }
-)
 INTERVAL_RANGE = (0.01, 3600.0)
 """The polling interval the `every (s)` box takes, in seconds."""
 READ_ERRORS = (ValueError, TypeError, OSError)
