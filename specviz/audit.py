@@ -1,14 +1,25 @@
-"""Lossless audit: does a verifier's output follow the target distribution p?
+"""Lossless audit: does a verifier's output follow the target distribution p? And, when the verifier shows its
+drafts, does it keep as many of them as a lossless rule can (Σ min(p, q))?
 
 >>> audit("lossless", [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]).passed
 True
 >>> report = audit("resample_target", [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
 >>> report.passed, round(float(report.empirical[0]), 2)   # cat lands near 0.52, not 0.6
 (False, 0.52)
+
+A verifier that returns `(drafts, tokens)` is also checked for efficiency. One that ignores its draft
+and samples p directly is lossless, but speculates nothing:
+
+>>> def ignores_the_draft(p, q, n, rng):
+...     return rng.choice(len(q), n, p=q), rng.choice(len(p), n, p=p)
+>>> report = audit(ignores_the_draft, [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+>>> report.lossless, report.efficient, round(report.acceptance, 2), round(report.optimum, 2)
+(True, False, 0.4, 0.8)
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +30,12 @@ from .sampling import check_sample_count, make_rng, spec_sample
 from .validate import as_pair
 
 DEFAULT_SIGNIFICANCE = 1e-3  # the false-alarm rate of an audit (α in the tests; α is the acceptance rate elsewhere)
+
+EFFICIENCY_SIGNIFICANCE = 1e-6
+"""False-alarm rate of the efficiency check: a two-sided binomial z-test of the acceptance against Σ min(p, q)."""
+
+EFFICIENCY_Z = 4.891638475699412
+"""|z| beyond which the acceptance is refused: the two-sided normal quantile of EFFICIENCY_SIGNIFICANCE (1e-6)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +53,12 @@ class AuditReport:
     dof: int
     impossible_tokens: np.ndarray  # token ids emitted although p(x) = 0
     target: np.ndarray  # (V,) p
+    lossless: bool | None = None  # the output-law verdict alone (None only in reports built by hand)
+    acceptance: float | None = None  # fraction of outputs equal to their draft (None: the drafts were not shown)
+    optimum: float | None = None  # Σ min(p, q): the acceptance of every optimal lossless rule
+    efficient: bool | None = None  # acceptance consistent with the optimum, drafts ~ q (None: not checked)
+    acceptance_z: float | None = None  # binomial z-score of acceptance against optimum (None: not computed)
+    joint_ok: bool | None = None  # (draft, output) follows the textbook rule's joint law (None: not checked)
 
     def __str__(self) -> str:
         return ("PASS" if self.passed else "FAIL") + f": {self.explanation}"
@@ -59,30 +82,149 @@ def _pooled_chisquare(counts: np.ndarray, expected: np.ndarray):
     return float(chi2), float(pval), counts.size - 1
 
 
-def _draw(sampler, p, q, n, seed, params):
-    """Call a rule name, a Rule or a user function sampler(p, q, n, rng) -> (n,) token ids."""
-    if isinstance(sampler, str) and sampler not in RULES:
-        raise ValueError(f"sampler {sampler!r} is not a known rule ({', '.join(RULES)}) nor a function")
-    if isinstance(sampler, (str, Rule)):
-        return spec_sample(p, q, n, rule=sampler, seed=seed, **params).tokens
-    if not callable(sampler):
-        raise ValueError(f"sampler must be a rule name or a function sampler(p, q, n, rng), got {sampler!r}")
-    out = sampler(p.copy(), q.copy(), n, make_rng(seed))
-    out = getattr(out, "tokens", out)
+def split_drafts(out, n: int):
+    """(drafts, tokens) from what a verifier returned: a pair `(drafts, tokens)` (tuple or list) of two length-n
+    arrays or lists, an object with `.drafts` and `.tokens` (a SpecSample), or the tokens alone (drafts None)."""
+    if hasattr(out, "tokens"):
+        drafts = getattr(out, "drafts", None)
+        return (drafts if np.shape(drafts) == (n,) else None), out.tokens
+    if isinstance(out, tuple | list) and len(out) == 2:  # (drafts, tokens), or [drafts, tokens] as lists
+        try:
+            shapes = [np.shape(v) for v in out]
+        except Exception:  # noqa: BLE001 - ragged or odd objects: treat as tokens, refused below
+            return None, out
+        if shapes[0] == shapes[1] == (n,):  # never a token array: that would have shape (2, n)
+            return out[0], out[1]
+    return None, out
+
+
+def _ids(out, n, what="sampler"):
+    """`out` as (n,) int64 token ids, or a ValueError that says what is wrong with it."""
     try:
         tokens = np.asarray(out)
     except Exception as e:  # noqa: BLE001 - report whatever the user returned
-        raise ValueError(f"sampler returned something that is not an array of token ids: {e}") from None
+        raise ValueError(f"{what} returned something that is not an array of token ids: {e}") from None
     if tokens.shape != (n,):
-        raise ValueError(f"sampler must return {n} token ids (shape ({n},)), got shape {tokens.shape}")
+        raise ValueError(f"{what} must return {n} token ids (shape ({n},)), got shape {tokens.shape}")
     if tokens.dtype.kind == "f" and np.all(np.mod(tokens, 1) == 0):
         tokens = tokens.astype(np.int64)
     if tokens.dtype.kind not in "iu":
-        raise ValueError(f"sampler must return integer token ids, got dtype {tokens.dtype}")
+        raise ValueError(f"{what} must return integer token ids, got dtype {tokens.dtype}")
     return tokens.astype(np.int64)
 
 
-def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, **params) -> AuditReport:
+def _draw(sampler, p, q, n, seed, params, rule_drafts=False):
+    """Call a rule name, a Rule or a user function sampler(p, q, n, rng): (tokens, drafts or None).
+
+    A rule's drafts are returned only when `rule_drafts` (audit's efficiency=True): some registered rules are
+    lossless on purpose but not optimal, and auditing them by name asks about their output law only.
+    """
+    if isinstance(sampler, str) and sampler not in RULES:
+        raise ValueError(f"sampler {sampler!r} is not a known rule ({', '.join(RULES)}) nor a function")
+    if isinstance(sampler, (str, Rule)):
+        s = spec_sample(p, q, n, rule=sampler, seed=seed, **params)
+        return s.tokens, (s.drafts if rule_drafts else None)
+    if not callable(sampler):
+        raise ValueError(f"sampler must be a rule name or a function sampler(p, q, n, rng), got {sampler!r}")
+    drafts, out = split_drafts(sampler(p.copy(), q.copy(), n, make_rng(seed)), n)
+    tokens = _ids(out, n)
+    return tokens, (None if drafts is None else _ids(drafts, n, "sampler (its drafts)"))
+
+
+def _efficiency(tokens, drafts, p, q):
+    """(acceptance, optimum, z, efficient, why): are the drafts ~ q, and is P(output = draft) = Σ min(p, q)?
+
+    z is the binomial z-score of the acceptance against the optimum (None when the drafts are not from q).
+    """
+    n, V = tokens.size, p.size
+    optimum = float(np.minimum(p, q).sum())
+    acceptance = float(np.mean(tokens == drafts))
+    bad = drafts[(drafts < 0) | (drafts >= V)]
+    counts = np.bincount(drafts[(drafts >= 0) & (drafts < V)], minlength=V)
+    never = np.flatnonzero((counts > 0) & (q == 0))
+    if bad.size:
+        return acceptance, optimum, None, False, f"draft id {int(bad[0])} is outside the vocabulary 0..{V - 1}"
+    if never.size:
+        x = int(never[0])
+        why = f"draft {x} appears {int(counts[x])} times although q({x}) = 0: these are not drafts from q"
+        return acceptance, optimum, None, False, why
+    _, pval, _ = _pooled_chisquare(counts[q > 0], n * q[q > 0])
+    if pval < EFFICIENCY_SIGNIFICANCE:
+        why = f"the drafts are not distributed as q (chi-square p-value {pval:.2g} < {EFFICIENCY_SIGNIFICANCE:g})"
+        return acceptance, optimum, None, False, why
+    sd = math.sqrt(optimum * (1 - optimum) / n)
+    gap = acceptance - optimum
+    z = gap / sd if sd > 0 else (0.0 if gap == 0 else math.copysign(math.inf, gap))
+    test = f"z = {z:.1f}; |z| > {EFFICIENCY_Z:.2f} is refused, false-alarm rate {EFFICIENCY_SIGNIFICANCE:g}"
+    if z < -EFFICIENCY_Z:
+        why = (
+            f"your rule keeps the draft only {acceptance:.4f} of the time; the optimum Σ min(p, q) is {optimum:.4f}: "
+            f"it throws away what the draft proposed ({test})"
+        )
+        return acceptance, optimum, z, False, why
+    if z > EFFICIENCY_Z:
+        why = (
+            f"the output equals its draft {acceptance:.4f} of the time, above the optimum Σ min(p, q) = "
+            f"{optimum:.4f}, which no rule whose output is p can reach: the returned drafts are not the ones the "
+            f"output was built from ({test})"
+        )
+        return acceptance, optimum, z, False, why
+    return (
+        acceptance,
+        optimum,
+        z,
+        True,
+        f"keeps the draft {acceptance:.4f} of the time, optimum Σ min(p, q) = {optimum:.4f}",
+    )
+
+
+def textbook_joint(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """(V, V) P(draft = x, output = y) of the textbook rule: min(p, q) on the diagonal, q(x) − min(p(x), q(x))
+    spread over (p − q)+ / Z.
+
+    >>> textbook_joint(np.array([0.6, 0.3, 0.1]), np.array([0.4, 0.5, 0.1])).round(3).tolist()
+    [[0.4, 0.0, 0.0], [0.2, 0.3, 0.0], [0.0, 0.0, 0.1]]
+    """
+    kept = np.minimum(p, q)
+    residual = np.maximum(p - q, 0.0)
+    z = residual.sum()
+    spread = np.outer(q - kept, residual / z) if z > 0 else np.zeros((p.size, p.size))
+    return np.diag(kept) + spread
+
+
+def _joint(tokens, drafts, p, q):
+    """(ok, why): does (draft, output) follow `textbook_joint` (pooled chi-square; a zero-probability cell fails)?"""
+    V, n = p.size, tokens.size
+    want = textbook_joint(p, q).ravel()
+    counts = np.bincount(drafts * V + tokens, minlength=V * V)
+    never = np.flatnonzero((counts > 0) & (want == 0))
+    if never.size:
+        x, y = divmod(int(never[0]), V)
+        what = "kept" if x == y else f"replaced by {y}"
+        return False, f"draft {x} was {what} {int(counts[never[0]])} times, which the rule never does"
+    _, pval, _ = _pooled_chisquare(counts[want > 0], n * want[want > 0])
+    if pval < EFFICIENCY_SIGNIFICANCE:
+        worst = int(np.argmax(np.abs(counts / n - want)))
+        x, y = divmod(worst, V)
+        return False, (
+            f"the pairs (draft, output) do not follow the rule "
+            f"(chi-square p-value {pval:.2g} < {EFFICIENCY_SIGNIFICANCE:g}); "
+            f"largest gap at draft {x} → output {y}: {counts[worst] / n:.4f} vs {want[worst]:.4f}"
+        )
+    return True, ""
+
+
+def audit(
+    sampler,
+    p,
+    q,
+    n=100_000,
+    seed=0,
+    significance=DEFAULT_SIGNIFICANCE,
+    efficiency=None,
+    joint=False,
+    **params,
+) -> AuditReport:
     """Check that `sampler` emits tokens distributed exactly as the target p.
 
     `sampler` is a rule name ("lossless", "resample_target", ...) or your own function
@@ -94,6 +236,24 @@ def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, *
     False-alarm rate: a correct (lossless) sampler fails with probability `significance`
     (default 1e-3, i.e. one run in a thousand), up to the chi-square approximation.
     With a fixed `seed` the verdict is reproducible.
+
+    Efficiency: a verifier may show its drafts by returning `(drafts, tokens)` (two length-n arrays) or an
+    object with `.drafts` and `.tokens`. Then (`efficiency=None`, the default) the audit also checks that the
+    drafts follow q (chi-square) and that the fraction of outputs equal to their draft
+    matches Σ min(p, q), the acceptance of every optimal lossless rule: a two-sided binomial z-test with a
+    false-alarm rate of EFFICIENCY_SIGNIFICANCE (1e-6; the drafts' chi-square uses the same level, so a
+    correct verifier's false-alarm rate grows by at most 2e-6). A rule that ignores its draft and samples p is
+    lossless but fails here. `efficiency=True` requires the drafts (a rule name shows them only then: some
+    registered rules are lossless but not optimal on purpose; a function that returns tokens alone is then a
+    ValueError); `efficiency=False` skips the check. The report carries
+    `lossless`, `efficient`, `acceptance`, `optimum` and `acceptance_z` separately; `passed` needs both verdicts.
+    `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law
+    (`textbook_joint`, pooled chi-square at EFFICIENCY_SIGNIFICANCE): what an exercise that asks for that rule checks.
+
+    >>> from specviz.verifiers import correct_verifier
+    >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    >>> r.passed, r.efficient, round(r.acceptance, 2)
+    (True, True, 0.8)
     """
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
@@ -103,7 +263,9 @@ def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, *
     if "alpha" in params:
         raise TypeError("audit's false-alarm rate is now called `significance=` (alpha means the acceptance rate)")
     significance = real(significance, "significance (false-alarm rate)", lo=0, hi=1, lo_open=True, hi_open=True)
-    tokens = _draw(sampler, p, q, n, seed, params)
+    tokens, drafts = _draw(sampler, p, q, n, seed, params, rule_drafts=bool(efficiency))
+    if efficiency and drafts is None:
+        raise ValueError("efficiency=True needs the drafts: return (drafts, tokens) from the verifier")
     V = p.size
     outside = tokens[(tokens < 0) | (tokens >= V)]
     inside = tokens[(tokens >= 0) & (tokens < V)]
@@ -138,4 +300,34 @@ def audit(sampler, p, q, n=100_000, seed=0, significance=DEFAULT_SIGNIFICANCE, *
     else:
         passed = True
         why = f"consistent with p (chi-square p-value {pval:.3g} >= {significance:g}, TV {tv:.4f} over {n} samples)"
-    return AuditReport(passed, pval, empirical, tv, why, n, significance, chi2, dof, impossible, p)
+    lossless = passed
+    acceptance = optimum = acceptance_z = efficient = joint_ok = None
+    if drafts is not None and efficiency is not False:
+        acceptance, optimum, acceptance_z, efficient, how = _efficiency(tokens, drafts, p, q)
+        if lossless and not efficient:
+            passed, why = False, f"lossless, but not efficient: {how}"
+        elif lossless:
+            why += f"; {how}"
+    if joint and drafts is not None and passed:
+        joint_ok, how = _joint(tokens, drafts, p, q)
+        if not joint_ok:
+            passed, why = False, how
+    return AuditReport(
+        passed,
+        pval,
+        empirical,
+        tv,
+        why,
+        n,
+        significance,
+        chi2,
+        dof,
+        impossible,
+        p,
+        lossless=lossless,
+        acceptance=acceptance,
+        optimum=optimum,
+        efficient=efficient,
+        acceptance_z=acceptance_z,
+        joint_ok=joint_ok,
+    )

@@ -555,6 +555,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the audit rejects it for p = {p}, q = {q}: {why}",
         "zh": "在 p = {p}、q = {q} 上审计未通过：{why}",
     },
+    "exercise.verifier_no_drafts": {
+        "en": "your verifier returns only its outputs. Return (drafts, out): the n drafts it drew from q and the n "
+        "tokens it outputs, so that the check sees what your rule does with each draft (a rule that ignores the "
+        "draft and samples p also outputs p).",
+        "zh": "你的验证器只返回了输出。请返回 (drafts, out)：从 q 抽出的 n 个草稿和输出的 n 个词，"
+        "这样检查才能看到你的规则如何处理每个草稿（一个无视草稿、直接从 p 抽样的规则，输出也服从 p）。",
+    },
+    "exercise.verifier_inefficient": {
+        "en": "for p = {p}, q = {q} your rule keeps the draft only {kept} of the time; the optimum, min(p, q) "
+        "summed, is {optimum}: it throws away what the draft proposed (z = {z}; below −{limit} is refused, a "
+        "false-alarm rate of 1e-6).",
+        "zh": "当 p = {p}、q = {q} 时，你的规则只在 {kept} 的比例上保留了草稿；最优值 Σ min(p, q) 是 {optimum}："
+        "它丢掉了草稿提出的东西（z = {z}；低于 −{limit} 即判为不通过，误报率 1e-6）。",
+    },
     "exercise.no_more_hints": {
         "en": "No more hints: see solution('{id}').",
         "zh": "没有更多提示了：见 solution('{id}')。",

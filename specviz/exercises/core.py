@@ -324,13 +324,21 @@ def function_exercise(
     return add(Exercise(id, notebook, "function", question, grader, tuple(hints), solution, tuple(wrong)), register_it)
 
 
-def audit_pair(f: Callable, p, q, n: int):
-    """`specviz.audit` of verifier `f` on (p, q) with n draws, or None if `f` is the placeholder (returns None)."""
-    from ..audit import audit
+NO_DRAFTS = "no drafts"
+"""What `audit_pair` returns for a verifier that returns its output tokens alone (the grade needs the drafts)."""
 
-    if f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0)) is None:
+
+def audit_pair(f: Callable, p, q, n: int):
+    """`specviz.audit` of verifier `f` on (p, q) with n draws, drafts and joint law included; None if `f` is the
+    placeholder (returns None); NO_DRAFTS if it returns tokens without their drafts."""
+    from ..audit import audit, split_drafts
+
+    probe = f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0))
+    if probe is None:
         return None
-    return audit(f, p, q, n=n, seed=0)
+    if split_drafts(probe, 1)[0] is None:
+        return NO_DRAFTS
+    return audit(f, p, q, n=n, seed=0, efficiency=True, joint=True)
 
 
 def verifier_exercise(
@@ -345,14 +353,22 @@ def verifier_exercise(
     budget_s: float | None = None,
     register_it: bool = True,
 ) -> Exercise:
-    """An exercise 'write a verifier f(p, q, n, rng) -> n tokens': graded by `audit` on each pair.
+    """An exercise 'write a verifier f(p, q, n, rng) -> (drafts, out)': graded by `audit` on each pair.
 
-    Each audit has a false-alarm rate of 1e-3 (its default significance) with a fixed seed, so a
-    correct verifier passes deterministically; see `specviz.audit`. Each pair gets `budget_s`
-    seconds, audit included (default VERIFIER_BUDGET_S, read at check time).
+    The verifier returns its n drafts and its n outputs, so the grade sees what the rule does with the
+    draft, not only the output law: on each pair (a) the outputs must follow p (chi-square, false-alarm
+    rate 1e-3, audit's default significance), (b) the drafts must follow q and the fraction of outputs
+    equal to their draft must match Σ min(p, q) (binomial z-test, false-alarm rate 1e-6), and (c) the
+    pairs (draft, output) must follow the textbook rule's joint law: a kept draft is output as is, a
+    rejected one is replaced from (p − q)⁺ / Z (chi-square, 1e-6). So a verifier that ignores its draft
+    and samples p directly is refused, with its acceptance beside the optimum. The seed is fixed, so the
+    verdict is deterministic. A verifier that returns the outputs alone is told to return the drafts too.
+    Each pair gets `budget_s` seconds, audit included (default VERIFIER_BUDGET_S, read at check time).
     """
 
     def grader(f) -> Feedback:
+        from ..audit import EFFICIENCY_Z
+
         if not callable(f):
             return refuse("exercise.not_callable", got=fmt(f))
         limit = VERIFIER_BUDGET_S if budget_s is None else budget_s
@@ -366,6 +382,13 @@ def verifier_exercise(
                 return refuse("exercise.case_raised", error=error_text(e), **shown)
             if report is None:
                 return unanswered(id)
+            if report is NO_DRAFTS:
+                return refuse("exercise.verifier_no_drafts")
+            if report.lossless and report.acceptance_z is not None and report.acceptance_z < -EFFICIENCY_Z:
+                kept, best, z = f"{report.acceptance:.4f}", f"{report.optimum:.4f}", f"{report.acceptance_z:.1f}"
+                return refuse(
+                    "exercise.verifier_inefficient", kept=kept, optimum=best, z=z, limit=f"{EFFICIENCY_Z:.2f}", **shown
+                )
             if not report.passed:
                 return refuse("exercise.audit_failed", why=clip(report.explanation, 300), **shown)
         return Feedback(True, t("exercise.correct"))

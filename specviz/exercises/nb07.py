@@ -1,10 +1,12 @@
 """Exercises of tutorial 7 (pitfalls, and auditing a verifier you write yourself)."""
 
+from functools import partial
+
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..rules import output_dist
-from ..verifiers import BUGGY_VERIFIERS
+from ..verifiers import BUGGY_VERIFIERS, ignores_the_draft
 from .core import number_exercise, verifier_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
@@ -70,12 +72,17 @@ verifier_exercise(
     "7.3",
     "07",
     {
-        "en": "Write your own verifier: a function verifier(p, q, n, rng) that returns n token ids, each from one "
-        "independent speculative step (draft from q, keep with probability min(1, p/q), else draw from "
-        "(p − q)⁺ / Z). It is graded by sv.audit on five pairs, including q = p and disjoint supports.",
-        "zh": "自己写一个验证器：函数 verifier(p, q, n, rng) 返回 n 个词的编号，每个来自一次独立的投机步骤"
+        "en": "Write your own verifier: a function verifier(p, q, n, rng) that returns (drafts, out), the n drafts "
+        "and the n token ids of n independent speculative steps (draft from q, keep with probability "
+        "min(1, p/q), else draw from (p − q)⁺ / Z). It is graded on five pairs, including q = p and disjoint "
+        "supports: out must follow p (sv.audit's chi-square, false-alarm rate 1e-3), the drafts must follow q, "
+        "the share of outputs equal to their draft must match Σ min(p, q) (z-test, false-alarm rate 1e-6), and "
+        "each (draft, out) pair must follow the rule (a kept draft is output as is).",
+        "zh": "自己写一个验证器：函数 verifier(p, q, n, rng) 返回 (drafts, out)，即 n 次独立投机步骤的 n 个草稿和 n 个词的编号"
         "（从 q 抽草稿，以 min(1, p/q) 的概率保留，否则从 (p − q)⁺ / Z 抽样）。"
-        "评分用 sv.audit，在五对分布上检验，其中包括 q = p 和支撑集不相交的情形。",
+        "在五对分布上评分，其中包括 q = p 和支撑集不相交的情形：out 须服从 p（sv.audit 的卡方检验，误报率 1e-3），"
+        "草稿须服从 q，输出等于其草稿的比例须与 Σ min(p, q) 一致（z 检验，误报率 1e-6），"
+        "并且每一对 (草稿, 输出) 都须符合规则（被保留的草稿原样输出）。",
     },
     pairs=verifier_pairs,
     hints=[
@@ -87,9 +94,9 @@ verifier_exercise(
         },
         {
             "en": "For the rejected positions draw from short / short.sum() with short = np.maximum(p - q, 0), "
-            "and only when there are rejected positions (with q = p there are none, and Z = 0).",
+            "and only when there are rejected positions (with q = p there are none, and Z = 0). Return x, out.",
             "zh": "被拒绝的位置从 short / short.sum() 抽样，其中 short = np.maximum(p - q, 0)；"
-            "只有确实存在被拒绝的位置时才这样做（q = p 时没有拒绝，而且 Z = 0）。",
+            "只有确实存在被拒绝的位置时才这样做（q = p 时没有拒绝，而且 Z = 0）。最后返回 x, out。",
         },
     ],
     solution=(
@@ -101,9 +108,16 @@ verifier_exercise(
         "    if rejected.size:                               # never when q = p, where Z = 0\n"
         "        short = np.maximum(p - q, 0.0)\n"
         "        out[rejected] = rng.choice(len(p), size=rejected.size, p=short / short.sum())\n"
-        "    return out\n"
+        "    return x, out                                   # the drafts, and what the rule made of them\n"
         "\n"
         "answer = my_verifier"
     ),
-    wrong=[BUGGY_VERIFIERS["resample_from_p"], BUGGY_VERIFIERS["abs_residual"], BUGGY_VERIFIERS["off_by_one"]],
+    wrong=[
+        *(
+            partial(BUGGY_VERIFIERS[name], with_drafts=True)
+            for name in ("resample_from_p", "abs_residual", "off_by_one")
+        ),
+        ignores_the_draft,  # lossless, but it keeps a draft only Σ p·q of the time
+        lambda p, q, n, rng: rng.choice(len(p), n, p=p),  # the output alone: nothing shows a draft was used
+    ],
 )

@@ -1,10 +1,12 @@
 """Exercises of tutorial 10 (recap): the pitfalls in numbers, and a verifier of your own graded by `audit`."""
 
+from functools import partial
+
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..rules import output_dist
-from ..verifiers import BUGGY_VERIFIERS
+from ..verifiers import BUGGY_VERIFIERS, ignores_the_draft
 from .core import number_exercise, verifier_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
@@ -70,12 +72,17 @@ verifier_exercise(
     "10.3",
     "10",
     {
-        "en": "Write your own verifier my_verifier(p, q, n, rng) -> n token ids: draw n draft tokens from q, keep "
-        "each with probability min(1, p/q), and replace every rejected one by a draw from (p − q)⁺ / Z. It is "
-        "graded by sv.audit on the running example, on q = p, on disjoint supports and on random pairs.",
-        "zh": "写一个自己的验证器 my_verifier(p, q, n, rng)，返回 n 个词的编号：从 q 采 n 个草稿词，每个以 min(1, p/q) "
-        "的概率保留，被拒绝的词用从 (p − q)⁺ / Z 采出的词替换。评分由 sv.audit 完成，用例包括贯穿全文的例子、q = p、"
-        "支撑集不相交和随机分布对。",
+        "en": "Write your own verifier my_verifier(p, q, n, rng) -> (drafts, out): draw n draft tokens from q, keep "
+        "each with probability min(1, p/q), replace every rejected one by a draw from (p − q)⁺ / Z, and return "
+        "the drafts with the n outputs. It is graded on the running example, on q = p, on disjoint supports and "
+        "on random pairs: out must follow p (sv.audit, false-alarm rate 1e-3), and what the rule does with the "
+        "draft is checked too: the share of outputs equal to their draft must match Σ min(p, q) (z-test, "
+        "false-alarm rate 1e-6) and each (draft, out) pair must follow the rule.",
+        "zh": "写一个自己的验证器 my_verifier(p, q, n, rng)，返回 (drafts, out)：从 q 采 n 个草稿词，每个以 min(1, p/q) "
+        "的概率保留，被拒绝的词用从 (p − q)⁺ / Z 采出的词替换，然后把草稿和 n 个输出一起返回。"
+        "用例包括贯穿全文的例子、q = p、支撑集不相交和随机分布对：out 须服从 p（sv.audit，误报率 1e-3），"
+        "规则如何处理草稿也要检查：输出等于其草稿的比例须与 Σ min(p, q) 一致（z 检验，误报率 1e-6），"
+        "并且每一对 (草稿, 输出) 都须符合规则。",
     },
     pairs=verifier_pairs,
     hints=[
@@ -90,8 +97,10 @@ verifier_exercise(
             "q = p 时不会有拒绝，所以不要去归一化一个全为 0 的残差。",
         },
         {
-            "en": "sv.correct_verifier is a reference implementation; read it with sv.correct_verifier?? after trying.",
-            "zh": "sv.correct_verifier 是一个参考实现；自己试过之后，可以用 sv.correct_verifier?? 查看源码。",
+            "en": "sv.correct_verifier is a reference implementation (with_drafts=True returns (drafts, out)); "
+            "read it with sv.correct_verifier?? after trying.",
+            "zh": "sv.correct_verifier 是一个参考实现（with_drafts=True 时返回 (drafts, out)）；"
+            "自己试过之后，可以用 sv.correct_verifier?? 查看源码。",
         },
     ],
     solution=(
@@ -104,9 +113,16 @@ verifier_exercise(
         "    if rejected:\n"
         "        res = np.maximum(p - q, 0.0)\n"
         "        out[~keep] = rng.choice(len(p), size=rejected, p=res / res.sum())\n"
-        "    return out\n"
+        "    return drafts, out\n"
         "\n"
         "answer = my_verifier"
     ),
-    wrong=[BUGGY_VERIFIERS[name] for name in ("resample_from_p", "abs_residual", "inverted_ratio", "off_by_one")],
+    wrong=[
+        *(
+            partial(BUGGY_VERIFIERS[name], with_drafts=True)
+            for name in ("resample_from_p", "abs_residual", "inverted_ratio", "off_by_one")
+        ),
+        ignores_the_draft,  # lossless, but it keeps a draft only Σ p·q of the time
+        lambda p, q, n, rng: rng.choice(len(p), n, p=p),  # the output alone: nothing shows a draft was used
+    ],
 )
