@@ -54,7 +54,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "money.heading": {
         "en": "Why speculative decoding is lossless: min(p, q) + (p − q)⁺ = p",
-        "zh": "推测解码为什么无损：min(p, q) + (p − q)⁺ = p",
+        "zh": "投机解码为什么无损：min(p, q) + (p − q)⁺ = p",
     },
     "money.back": {"en": "◀ Back", "zh": "◀ 上一步"},
     "money.next": {"en": "Next ▶", "zh": "下一步 ▶"},
@@ -456,7 +456,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "验证器输出了词表 0..{last} 之外的词元 id",
     },
     # the dashboard (widgets/dashboard.py)
-    "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——推测解码为什么无损"},
+    "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——投机解码为什么无损"},
     "dashboard.intro": {
         "en": "A cheap draft model proposes a token from q; the target model keeps it with probability "
         "min(1, p/q) and otherwise resamples from the normalised residual (p − q)⁺. Each tab shows, and checks "
@@ -510,7 +510,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "pick the bundled pair, a fetched catalogue model with prompt lookup, or your own models, and γ as a "
         "number or auto. Every token is coloured by its fate (accepted, resampled, bonus, plain target draw), "
         "and any token opens its real p and q as a money diagram.",
-        "zh": "一个小的目标语言模型和一个更小的草稿模型用推测解码生成文本：可以选内置模型对、已下载的目录模型"
+        "zh": "一个小的目标语言模型和一个更小的草稿模型用投机解码生成文本：可以选内置模型对、已下载的目录模型"
         "（配合提示词查找）或你自己的模型，γ 可以设为固定值或自动。每个词元按其结局（接受、重采样、额外词元、"
         "直接从目标模型抽取）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
     },
@@ -646,7 +646,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     # the real-model live view (specviz.lm.live, live_controls, live_jobs, live_view, live_render, closeup, payoff)
     "live.heading": {
         "en": "Speculative decoding on real models: every token's fate, live",
-        "zh": "真实模型上的推测解码：实时看每个 token 的结局",
+        "zh": "真实模型上的投机解码：实时看每个 token 的结局",
     },
     "live.fate_accepted": {"en": "accepted draft", "zh": "被接受的草稿"},
     "live.fate_resampled": {"en": "resampled after a rejection", "zh": "拒绝后重采样"},
@@ -812,7 +812,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "tokens per verify step: theory (1 − α^(γ+1)) / (1 − α)",
         "zh": "每个验证步的 token 数：理论值 (1 − α^(γ+1)) / (1 − α)",
     },
-    "live.stats_spec_tps": {"en": "speculative tokens/s", "zh": "推测解码 token/s"},
+    "live.stats_spec_tps": {"en": "speculative tokens/s", "zh": "投机解码 token/s"},
     "live.stats_ar_tps": {"en": "autoregressive tokens/s", "zh": "自回归 token/s"},
     "live.stats_speedup": {"en": "measured speedup", "zh": "实测加速比"},
     "live.stats_cost": {
@@ -905,7 +905,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "只有目标模型受内存带宽限制时才 ≈ 1。",
     },
     "live.list_sep": {"en": ", ", "zh": "；"},
-    "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要推测）"},
+    "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要投机）"},
     "live.payoff_gain": {"en": "{speedup:.2f}× (best γ = {gamma})", "zh": "{speedup:.2f}×（最佳 γ = {gamma}）"},
     # the live view's model choice, chat template, end token and γ "auto" (specviz.lm.live_models, live_controls)
     "live.models": {"en": "models", "zh": "模型"},
@@ -1010,7 +1010,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "lmfig.accepted_k": {"en": "accepted drafts k", "zh": "被接受的草稿数 k"},
     "lmfig.verify_steps": {"en": "verify steps", "zh": "验证步数"},
     "lmfig.tps_title": {"en": "Tokens per second", "zh": "每秒 token 数"},
-    "lmfig.speculative": {"en": "speculative", "zh": "推测解码"},
+    "lmfig.speculative": {"en": "speculative", "zh": "投机解码"},
     "lmfig.autoregressive": {"en": "autoregressive", "zh": "自回归"},
     "lmfig.tps_sub": {"en": "measured speedup {speedup:.2f}×", "zh": "实测加速比 {speedup:.2f}×"},
     "lmfig.tps_predicts": {"en": " (cost model predicts {speedup:.2f}×)", "zh": "（成本模型预测 {speedup:.2f}×）"},
@@ -1082,7 +1082,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "lmfig.payoff_title": {
         "en": "When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..{max_gamma}, against the draft's cost c",
-        "zh": "推测什么时候划算？α = {alpha:.3f}<br>在 γ = 0..{max_gamma} 中取最佳的教科书加速比 "
+        "zh": "投机什么时候划算？α = {alpha:.3f}<br>在 γ = 0..{max_gamma} 中取最佳的教科书加速比 "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1))，随草稿成本 c 变化",
     },
     "lmfig.payoff_best": {"en": "best speed-up over γ", "zh": "对 γ 取最佳的加速比"},
@@ -1110,7 +1110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "还没有选中 token：这是 cat/dog/fish 的例子",
     },
     # a vLLM server's counters (specviz.lm.vllm_live)
-    "vllm.heading": {"en": "A vLLM server's speculative decoding, live", "zh": "vLLM 服务器的推测解码，实时显示"},
+    "vllm.heading": {"en": "A vLLM server's speculative decoding, live", "zh": "vLLM 服务器的投机解码，实时显示"},
     "vllm.server": {"en": "vLLM server", "zh": "vLLM 服务器"},
     "vllm.every": {"en": "every (s)", "zh": "间隔（秒）"},
     "vllm.read_once": {"en": "Read once", "zh": "读取一次"},
@@ -1134,6 +1134,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "vllm.row_alpha": {"en": "α implied by the mean acceptance length", "zh": "由平均接受长度推出的 α"},
     "vllm.row_tps": {"en": "accepted tokens/s", "zh": "被接受的 token/s"},
-    "vllm.table_title": {"en": "vLLM's speculative-decoding counters", "zh": "vLLM 的推测解码计数器"},
+    "vllm.table_title": {"en": "vLLM's speculative-decoding counters", "zh": "vLLM 的投机解码计数器"},
     "vllm.status": {"en": "read {url} at {stamp}: {what}", "zh": "{stamp} 读取了 {url}：{what}"},
 }

@@ -1,0 +1,84 @@
+"""One Chinese term per concept: notebooks/zh/GLOSSARY.md names the chosen term and the banned variants.
+
+The test reads the glossary's table (concept | chosen term | banned variants in backticks) and fails
+when a Chinese tutorial (notebooks/zh/NN_*.md) or the Chinese side of specviz/messages.py uses a
+banned variant. A variant written as a gloss right after the chosen term, in full-width
+parentheses (`质量分解图（money diagram）`), is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specviz.messages import MESSAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+ZH_DIR = ROOT / "notebooks" / "zh"
+GLOSSARY = ZH_DIR / "GLOSSARY.md"
+ZH_TUTORIALS = sorted(p for p in ZH_DIR.glob("*.md") if re.match(r"\d\d_", p.name))
+
+
+def load_glossary(path: Path = GLOSSARY) -> list[tuple[str, str, list[str]]]:
+    """(concept, chosen term, banned variants) for each row of the glossary's table."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        if len(cells) != 3 or set(cells[0]) <= set("-: ") or cells[0].startswith("Concept"):
+            continue
+        concept, term, banned = cells
+        rows.append((concept, term, re.findall(r"`([^`]+)`", banned)))
+    return rows
+
+
+def glossed(term: str) -> list[str]:
+    """The chosen term's spellings that may carry a gloss: the whole cell and each word before （."""
+    words = [term] + re.split(r"[（）、/ ]+", term)
+    return [w for w in dict.fromkeys(words) if w]
+
+
+def violations(text: str, rows) -> list[tuple[str, str]]:
+    """(banned variant, context) for each banned variant found in text, glosses excepted."""
+    found = []
+    for _concept, term, banned in rows:
+        for variant in banned:
+            clean = text
+            for w in glossed(term):
+                clean = clean.replace(f"{w}（{variant}）", w)
+            for m in re.finditer(re.escape(variant), clean):
+                found.append((variant, clean[max(0, m.start() - 15) : m.end() + 15].replace("\n", " ")))
+    return found
+
+
+def test_glossary_has_the_concepts_the_series_uses():
+    rows = load_glossary()
+    concepts = " ".join(c for c, _, _ in rows)
+    for needed in ("speculative", "draft", "target", "verify", "accept", "reject", "residual", "repair",
+                   "acceptance rate", "money diagram", "lossless"):
+        assert needed in concepts, f"the glossary has no row for {needed!r}"
+    assert sum(len(b) for _, _, b in rows) >= 10, "the glossary lists almost no banned variants"
+    for concept, term, banned in rows:
+        assert term and term not in banned, f"{concept}: the chosen term {term!r} is also banned"
+
+
+def test_the_check_catches_a_variant_and_allows_a_gloss():
+    rows = load_glossary()
+    assert violations("这是一次推测解码。", rows), "推测 must be caught"
+    assert violations("画成 money diagram。", rows)
+    assert not violations("质量分解图（money diagram）是同一张图。", rows)
+    assert not violations("投机解码的一步。", rows)
+
+
+@pytest.mark.parametrize("path", ZH_TUTORIALS, ids=[p.stem for p in ZH_TUTORIALS])
+def test_zh_tutorial_uses_the_glossary_terms(path):
+    assert ZH_TUTORIALS, "no Chinese tutorials found"
+    bad = violations(path.read_text(encoding="utf-8"), load_glossary())
+    assert not bad, f"{path.name} uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
+
+
+def test_zh_messages_use_the_glossary_terms():
+    rows = load_glossary()
+    bad = [(key, v, ctx) for key, entry in MESSAGES.items() for v, ctx in violations(entry["zh"], rows)]
+    assert not bad, f"specviz/messages.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
