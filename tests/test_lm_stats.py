@@ -103,3 +103,16 @@ def test_old_definition_would_break_the_identity():
     full = [s for r in runs for s in r.steps if s.gamma == st.gamma]
     old = [sum(s.accepted > i for s in full) / len(full) for i in range(st.gamma)]
     assert abs(1 + sum(old) - st.mean_acceptance_length) > 1e-3
+
+
+def test_a_run_that_never_drafted_predicts_nothing_instead_of_raising():
+    """gamma="auto" may draft nothing (all γ = 0 steps): the speed-up formulas give NaN, the live table '—'."""
+    from specviz.lm.live_render import fmt_number
+
+    pair = Pair(NGramModel(np.array(sv.TUTORIAL_P)), NGramModel(np.array(sv.TUTORIAL_Q)))
+    st = spec_stats(speculative_generate(pair, [0], 20, 0, seed=0))
+    assert st.drafted == 0 and st.steps == 20
+    assert np.isnan(st.predicted_speedup(0.01)) and np.isnan(st.bound(0.1))
+    assert fmt_number(st.predicted_speedup(0.01), ".2f", "×") == "—"
+    drafted = spec_stats(speculative_generate(pair, [0], 20, 2, seed=0))
+    assert np.isfinite(drafted.predicted_speedup(0.01)) and np.isfinite(drafted.bound(0.1))

@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -126,14 +127,26 @@ class SpecStats:
         return f"<table><thead><tr><th>statistic</th><th>value</th></tr></thead><tbody>{body}</tbody></table>"
 
     def bound(self, c: float) -> float:
-        """Textbook speedup (1 - α^(γ+1)) / ((1 - α)(γ c + 1)) at cost ratio c."""
+        """Textbook speedup (1 - α^(γ+1)) / ((1 - α)(γ c + 1)) at cost ratio c; NaN when no step drafted."""
+        if not self._measured(c):
+            return float("nan")
         return speedup(min(self.alpha, 1.0), self.gamma, c)
 
     def predicted_speedup(self, target_token_s: float) -> float:
-        """Cost-model speedup from measured draft-token and verify-step times."""
+        """Cost-model speedup from measured draft-token and verify-step times; NaN when no step drafted.
+
+        (A run of γ = 0 steps only, e.g. gamma="auto" on text where nothing pays, measured no
+        draft and no acceptance: there is nothing to predict from.)
+        """
+        if not self._measured(self.draft_token_s, self.verify_step_s, target_token_s):
+            return float("nan")
         return cost_model_speedup(
             min(self.alpha, 1.0), self.gamma, self.draft_token_s, self.verify_step_s, target_token_s
         )
+
+    def _measured(self, *numbers) -> bool:
+        """True when some step drafted and α and `numbers` are finite (what the two speed-up formulas need)."""
+        return self.drafted > 0 and all(math.isfinite(x) for x in (self.alpha, *numbers))
 
     def suggested_gamma(self, target_token_s: float, max_gamma: int = 16) -> int:
         """γ maximising the cost-model speedup, assuming a verify step costs like now."""
