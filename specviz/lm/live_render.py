@@ -211,7 +211,7 @@ def stats_table_html(stats, ar_result=None, gamma=None) -> str:
         [t("live.stats_cost"), fmt_number(c)],
         [t("live.stats_bound"), fmt_number(stats.bound(c) if c is not None else None, ".2f", "×")],
         [t("live.stats_predicted"), fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
-        [t("live.stats_gamma"), str(stats.suggested_gamma(t_t)) if t_t else "—"],
+        [t("live.stats_gamma"), fmt_number(stats.suggested_gamma(t_t) if t_t else None, "d")],
     ]
     note = "" if t_t else f"<div style='{DIM_STYLE};font-size:12px'>{html.escape(t('live.stats_note'))}</div>"
     title = html.escape(t("live.stats_title"))

@@ -148,8 +148,10 @@ class SpecStats:
         """True when some step drafted and α and `numbers` are finite (what the two speed-up formulas need)."""
         return self.drafted > 0 and all(math.isfinite(x) for x in (self.alpha, *numbers))
 
-    def suggested_gamma(self, target_token_s: float, max_gamma: int = 16) -> int:
-        """γ maximising the cost-model speedup, assuming a verify step costs like now."""
+    def suggested_gamma(self, target_token_s: float, max_gamma: int = 16) -> int | None:
+        """γ maximising the cost-model speedup, assuming a verify step costs like now; None when no step drafted."""
+        if not self._measured(self.draft_token_s, self.verify_step_s, target_token_s):
+            return None
         c = self.draft_token_s / target_token_s
         v = self.verify_step_s / target_token_s
         g = np.arange(1, max_gamma + 1)
