@@ -575,6 +575,26 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "exercise.hint": {"en": "Hint {k} of {n}", "zh": "提示 {k}/{n}"},
     "exercise.solution": {"en": "Solution to exercise {id}", "zh": "练习 {id} 的参考答案"},
+    # predict, then reveal (specviz.widgets.prediction)
+    "predict.heading": {"en": "Predict first:", "zh": "先预测："},
+    "predict.placeholder": {"en": "your guess, e.g. 0.5 or 1/2", "zh": "你的猜测，例如 0.5 或 1/2"},
+    "predict.submit": {"en": "Reveal", "zh": "揭晓"},
+    "predict.result": {
+        "en": "Your guess: {guess} · computed: {answer} · off by {off} ({verdict})",
+        "zh": "你的猜测：{guess} · 计算值：{answer} · 相差 {off}（{verdict}）",
+    },
+    "predict.close": {"en": "within ±{tol}: well predicted", "zh": "在 ±{tol} 以内：预测得不错"},
+    "predict.far": {"en": "more than ±{tol} away", "zh": "差距超过 ±{tol}"},
+    "predict.not_a_number": {
+        "en": "{text} is not a number: type e.g. 0.5, 1/2 or 50%.",
+        "zh": "{text} 不是一个数：请输入例如 0.5、1/2 或 50%。",
+    },
+    "predict.empty": {
+        "en": "Type a number first (e.g. 0.5, 1/2 or 50%), then reveal.",
+        "zh": "请先输入一个数（例如 0.5、1/2 或 50%），再揭晓。",
+    },
+    "predict.reveal": {"en": "Guess first, then open: the computed value", "zh": "先猜，再展开：计算值"},
+    "predict.static_answer": {"en": "Computed: {answer}", "zh": "计算值：{answer}"},
     # optimality of the speculative rule (specviz.figures.coupling)
     "coupling.title": {
         "en": "No lossless verifier keeps the draft more often than Σ min(p, q)"

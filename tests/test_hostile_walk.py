@@ -93,6 +93,7 @@ SKIPPED = {
             "standardization_app",
             "numerics_app",
             "dashboard_app",
+            "predict",
             "money_diagram",
             "export_figure",
         ],

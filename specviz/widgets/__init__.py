@@ -22,7 +22,7 @@ One module per job: `base` (the `App` base class and the message helpers),
 faster, on first use: importing this package changes nothing else), `weights` and
 `presets` (the editor's arithmetic), `editor_controls` and `editor` (`DistributionEditor`),
 `editor_app` (`EditorApp`, the base of the apps driven by the editor), one module per
-app (`money`, `monte_carlo`, `pitfalls`, `gamma`, `multidraft`, `draft_tree`, `standardization`,
+app (`money`, `monte_carlo`, `pitfalls`, `prediction` (`predict`, a guess box), `gamma`, `multidraft`, `draft_tree`, `standardization`,
 `numerics`) and `dashboard`.
 """
 
@@ -40,6 +40,7 @@ from .monte_carlo import N_CHOICES, MonteCarloApp, monte_carlo_app
 from .multidraft import MULTIDRAFT_P, MULTIDRAFT_Q, MultiDraftApp, multidraft_app
 from .numerics import VOCAB_CHOICES, NumericsApp, numerics_app
 from .pitfalls import PitfallApp, pitfall_app
+from .prediction import PredictApp, parse_guess, predict
 from .presets import PRESETS, preset_weights
 from .standardization import (
     DEFAULT_DRAFT_LOGITS,
@@ -71,6 +72,7 @@ __all__ = [
     "NumericsApp",
     "PRESETS",
     "PitfallApp",
+    "PredictApp",
     "SamplingRow",
     "StandardizationApp",
     "TUTORIAL_P",
@@ -88,8 +90,10 @@ __all__ = [
     "multidraft_app",
     "draft_tree_app",
     "numerics_app",
+    "parse_guess",
     "parse_weights",
     "pitfall_app",
+    "predict",
     "preset_weights",
     "rescale_others",
     "safe_callback",

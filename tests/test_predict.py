@@ -1,0 +1,136 @@
+"""sv.predict, the predict-then-reveal box: driven from Python, without a browser."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import specviz as sv
+import specviz.widgets.prediction as predict_module
+from specviz.i18n import t
+from specviz.widgets.prediction import parse_guess
+
+
+def closed_details(html_text: str) -> list[str]:
+    """The bodies of the <details> elements in html_text that have no `open` attribute."""
+    return re.findall(r"<details(?![^>]*\bopen\b)[^>]*>(.*?)</details>", html_text, flags=re.S)
+
+
+def test_worked_example_runs():
+    result = doctest.testmod(predict_module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_reveals_the_computed_value_beside_the_guess():
+    answer = sv.output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, rule="resample_target")[0]
+    box = sv.predict("P(out = cat)?", answer, tol=0.01, lang="en")
+    assert box.result.value == "", "nothing is revealed before a guess"
+    assert box.check("0.6") is False
+    text = box.result_text
+    assert "0.6" in text and "0.52" in text and "off by 0.08" in text
+    assert box.last_guess == Fraction(3, 5) and box.close_enough is False
+    assert box.check("0.52") is True and "within ±0.01" in box.result_text
+
+
+def test_exact_answers_show_their_fraction():
+    box = sv.predict("Z?", Fraction(1, 5), lang="en")
+    box.check("1/5")
+    assert "1/5 = 0.2" in box.result_text and "off by 0 " in box.result_text
+    assert box.close_enough
+
+
+@pytest.mark.parametrize(
+    ("guess", "tol", "close"),
+    [("0.49", 0.05, True), ("0.44", 0.05, False), ("0.8", 0.3, True), ("0.5", 0.0, True), ("0.5000001", 0.0, False)],
+)
+def test_the_guess_is_compared_with_the_tolerance(guess, tol, close):
+    box = sv.predict("a number", 0.5, tol=tol, lang="en")
+    assert box.check(guess) is close
+
+
+def test_default_tolerance_is_five_percent_or_a_hundredth():
+    assert sv.predict("x", 2.0).tol == pytest.approx(0.1)
+    assert sv.predict("x", 0.0).tol == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0.52", Fraction(13, 25)), (".5", Fraction(1, 2)), ("13/25", Fraction(13, 25)), ("52%", Fraction(13, 25)),
+     ("0,52", Fraction(13, 25)), (" 1e-1 ", Fraction(1, 10)), ("−0.2", Fraction(-1, 5)), ("52％", Fraction(13, 25))],
+)  # fmt: skip
+def test_parse_guess_reads_what_a_learner_types(text, value):
+    assert parse_guess(text) == value
+
+
+@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", "0.5.5", "1/2/3", "half", "0x10", "1,2,3"])
+def test_non_numbers_give_a_message_not_a_traceback(text):
+    box = sv.predict("P?", 0.5, lang="en")
+    box.check("0.5")
+    assert box.check(text) is None
+    assert "is not a number" in box.message_text and text.strip() in box.message_text
+    assert box.result.value == "", "a bad guess hides the previous reveal"
+    assert box.check("0.4") is False and box.message_text == "", "the box stays usable"
+
+
+def test_empty_input_asks_for_a_number_and_typing_submits():
+    box = sv.predict("P?", 0.5, lang="en")
+    box.submit.click()
+    assert "Type a number first" in box.message_text
+    box.guess.value = "0.5"  # what Enter does in the browser (continuous_update=False)
+    assert box.close_enough is True and "0.5" in box.result_text
+
+
+def test_static_html_keeps_the_answer_folded():
+    answer = Fraction(4, 5)
+    box = sv.predict("acceptance rate?", answer, lang="en", key="06.rate")
+    bundle = box._repr_mimebundle_()
+    for page in (bundle["text/html"], box._repr_html_()):
+        folded = closed_details(page)
+        assert len(folded) == 1 and "4/5 = 0.8" in folded[0]
+        outside = re.sub(r"<details.*?</details>", "", page, flags=re.S)
+        assert "0.8" not in outside and "4/5" not in outside
+        assert "data-key='06.rate'" in page
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    box.check("0.7")  # a reveal in the live widget does not unfold the static copy
+    assert closed_details(box._repr_mimebundle_()["text/html"])
+    assert "0.8" not in bundle["text/plain"]
+
+
+def test_the_closed_details_check_can_fail():
+    assert not closed_details("<details open><summary>x</summary>0.8</details>")
+    assert closed_details("<details><summary>x</summary>0.8</details>")
+
+
+def test_chinese_labels():
+    box = sv.predict("接受率是多少？", 0.8, lang="zh")
+    assert box.submit.description == "揭晓" == t("predict.submit", "zh")
+    assert "先预测" in box.static_html() and "计算值" in box.static_html()
+    box.check("0.75")
+    assert box.result_text.startswith("你的猜测：0.75") and "计算值：0.8" in box.result_text
+    box.check("一半")
+    assert "不是一个数" in box.message_text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"question": "", "answer": 1}, ValueError),
+        ({"question": "q", "answer": "0.5"}, TypeError),
+        ({"question": "q", "answer": float("nan")}, ValueError),
+        ({"question": "q", "answer": True}, TypeError),
+        ({"question": "q", "answer": 0.5, "tol": -1}, ValueError),
+        ({"question": "q", "answer": 0.5, "lang": "fr"}, ValueError),
+    ],
+)
+def test_bad_arguments_raise(kwargs, error):
+    with pytest.raises(error):
+        sv.predict(**kwargs)
+
+
+def test_numpy_scalars_are_answers():
+    box = sv.predict("q", np.float64(0.25), tol=0.001)
+    assert box.check("1/4") is True
