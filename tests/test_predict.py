@@ -115,10 +115,20 @@ def test_chinese_labels():
     assert "不是一个数" in box.message_text
 
 
+def test_a_question_in_both_languages_follows_lang():
+    both = {"en": "What is Z?", "zh": "Z 是多少？"}
+    assert sv.predict(both, 0.2, lang="zh").question == "Z 是多少？"
+    assert sv.predict(both, 0.2, lang="en").question == "What is Z?"
+    assert "Z 是多少？" in sv.predict(both, 0.2, lang="zh").static_html()
+    assert sv.predict({"en": "only English"}, 0.2, lang="zh").question == "only English"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
         ({"question": "", "answer": 1}, ValueError),
+        ({"question": {"zh": "只有中文"}, "answer": 1, "lang": "en"}, ValueError),
+        ({"question": 3, "answer": 1}, ValueError),
         ({"question": "q", "answer": "0.5"}, TypeError),
         ({"question": "q", "answer": float("nan")}, ValueError),
         ({"question": "q", "answer": True}, TypeError),

@@ -11,6 +11,8 @@ False
 "⚠ 'about a half' is not a number: type e.g. 0.5, 1/2 or 50%."
 >>> "<details><summary>" in box.static_html()   # static pages: the value stays folded
 True
+>>> predict({"en": "Z?", "zh": "Z 是多少？"}, Fraction(1, 5), lang="zh").question
+'Z 是多少？'
 """
 
 from __future__ import annotations
@@ -58,6 +60,15 @@ def format_value(value, unit: str = "") -> str:
     return f"{text} {unit}" if unit else text
 
 
+def question_text(question, lang: str) -> str:
+    """The question in `lang`: a str as is, or the `lang` entry of a {"en": ..., "zh": ...} dict (else "en")."""
+    if isinstance(question, dict):
+        question = question.get(lang) or question.get("en")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError('question must be a non-empty string or a {"en": ..., "zh": ...} dict of them')
+    return question
+
+
 def _as_real(value, name: str):
     """`value` as a Fraction (kept exact) or a float; TypeError/ValueError when it is not one finite real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -86,8 +97,8 @@ class PredictApp(App):
     """
 
     def __init__(self, question: str, answer, *, tol=None, unit: str | None = None, lang=None, key=None):
-        if not isinstance(question, str) or not question.strip():
-            raise ValueError("question must be a non-empty string")
+        self.lang = language() if lang is None else check_language(lang)
+        question = question_text(question, self.lang)
         self.answer = _as_real(answer, "answer")
         if tol is None:
             tol = max(abs(float(self.answer)) * 0.05, 0.01)
@@ -96,7 +107,6 @@ class PredictApp(App):
             raise ValueError(f"tol must be >= 0, got {tol}")
         self.tol = tol
         self.unit = "" if unit is None else str(unit)
-        self.lang = language() if lang is None else check_language(lang)
         self.key = None if key is None else str(key)
         self.question = question
         self.last_guess = None
@@ -184,7 +194,8 @@ class PredictApp(App):
 def predict(question: str, answer, *, tol=None, unit: str | None = None, lang=None, key=None) -> PredictApp:
     """Predict, then reveal: a box for the learner's guess at `answer` (computed by the page), shown on submit.
 
-    `tol` is how close counts as close (default: 5 % of the answer, at least 0.01); `unit` is
+    `question` is a str or a {"en": ..., "zh": ...} dict (so one code cell serves both twins of a
+    notebook); `tol` is how close counts as close (default: 5 % of the answer, at least 0.01); `unit` is
     appended to the numbers; `lang` ("en"/"zh") defaults to the current language; `key` is an id
     written into the static HTML (data-key) so a page or a test can find the box.
     """
