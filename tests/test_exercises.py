@@ -246,3 +246,55 @@ def test_docstring_examples(name):
     module = importlib.import_module(name if "." in name else f"specviz.exercises.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- tutorials 2, 3, 6, 7: hand fractions and tolerances
+
+HAND_ANSWERED = ["2.1", "2.2", "2.3", "3.1", "3.2", "6.1", "6.2", "7.1", "7.2"]
+
+
+def test_hand_fractions_agree_with_specviz():
+    """The checkers' answers are hand fractions, computed apart from specviz; specviz gives the same numbers."""
+    from specviz.exercises import nb02, nb03, nb06, nb07
+
+    p, q = sv.TUTORIAL_P, sv.TUTORIAL_Q
+    q6 = (0.2, 0.2, 0.6)
+    pairs = {
+        "2.1": (nb02.answer_2_1(), sv.importance_weights(p, (0.25, 0.5, 0.25))[2], Fraction(2, 5)),
+        "2.2": (nb02.answer_2_2(), np.dot(q, sv.importance_weights(p, q) * np.array([1.0, 0.0, 2.0])), Fraction(4, 5)),
+        "2.3": (nb02.answer_2_3(), 1 - sv.importance_bias_mass(p, (0.5, 0.0, 0.5)), Fraction(7, 10)),
+        "3.1": (nb03.answer_3_1(), sv.envelope_constant(p, (0.2, 0.5, 0.3)), Fraction(3)),
+        "3.2": (nb03.answer_3_2(), sv.rejection_output_dist(p, q, M=1.25)[0], Fraction(5, 9)),
+        "6.1": (nb06.answer_6_1(), sv.expected_tokens(float(sv.acceptance_rate(p, q)), 3), Fraction(369, 125)),
+        "6.2": (nb06.answer_6_2(), sv.joint(p, q6).reject[1], Fraction(1, 10)),
+        "7.1": (
+            nb07.output_resample_from_p(p, q6)[0],
+            sv.output_dist(p, q6, rule="resample_target")[0],
+            Fraction(1, 2),
+        ),
+        "7.2": (nb07.output_abs_residual(p, q6)[2], sv.output_dist(p, q6, rule="abs_residual")[2], Fraction(7, 20)),
+    }
+    assert sorted(pairs) == sorted(HAND_ANSWERED)
+    for id, (hand, computed, fraction) in pairs.items():
+        assert isinstance(hand, Fraction) and hand == fraction, id
+        assert float(computed) == pytest.approx(float(fraction), abs=1e-12), id
+        assert exercises.check(id, fraction).passed and not exercises.check(id, float(fraction) + 2e-6).passed, id
+
+
+def test_lenient_reference_is_exact_and_agrees_with_specviz():
+    from specviz.exercises import nb07
+
+    assert nb07.lenient_output(sv.TUTORIAL_P, sv.TUTORIAL_Q) == [Fraction(21, 40), Fraction(3, 8), Fraction(1, 10)]
+    for p, q in nb07.lenient_cases():
+        np.testing.assert_allclose(
+            nb07.lenient_reference(p, q), sv.output_dist(p, q, rule="lenient", l=0.8), atol=1e-12
+        )
+        assert sum(nb07.lenient_output(p, q)) == 1
+    assert not exercises.check("7.4", lambda p, q: sv.output_dist(p, q, rule="lenient", l=0.5)).passed
+
+
+@pytest.mark.parametrize("id", HAND_ANSWERED + ["3.3", "7.4"])
+def test_question_states_its_tolerance_in_both_languages(id):
+    ex = exercises.get(id)
+    for lang in LANGUAGES:
+        assert "1e-6" in ex.question[lang] or "1e-9" in ex.question[lang], f"{id} ({lang}) never states its tolerance"

@@ -1,13 +1,36 @@
-"""Exercises of tutorial 3 (rejection sampling, and the residual the repair draws from)."""
+"""Exercises of tutorial 3 (rejection sampling, and the residual the repair draws from).
+
+The number answers are hand fractions, computed here with `Fraction` arithmetic from the pair's
+digits (independently of `specviz.theory`; tests/test_exercises.py checks that the two agree).
+"""
+
+from fractions import Fraction
 
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..theory import envelope_constant, rejection_output_dist, residual
+from ..theory import residual
 from .core import function_exercise, number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
 Q_FLAT = (0.2, 0.5, 0.3)  # another draft, used by exercise 3.1
+M_LOW = Fraction("1.25")  # a tent that is too low for the running example, used by exercise 3.2
+
+
+def exact(dist) -> list[Fraction]:
+    """A distribution's entries as exact fractions of their decimal digits (0.1 -> 1/10)."""
+    return [Fraction(str(v)) for v in dist]
+
+
+def answer_3_1() -> Fraction:
+    """The smallest envelope M = max_x p(x)/q(x) for the draft Q_FLAT: the mean number of tries."""
+    return max(pi / qi for pi, qi in zip(exact(P), exact(Q_FLAT)))
+
+
+def answer_3_2() -> Fraction:
+    """P(out = cat) of rejection sampling with the tent M_LOW: min(p, M q) renormalised, at cat."""
+    clipped = [min(pi, M_LOW * qi) for pi, qi in zip(exact(P), exact(Q))]
+    return clipped[0] / sum(clipped)
 
 
 def residual_cases() -> list[tuple]:
@@ -28,11 +51,12 @@ number_exercise(
     "03",
     {
         "en": "Classic rejection sampling with the target p of the running example and the draft q = (0.2, 0.5, 0.3), "
-        "using the smallest valid envelope: how many tries does it need per output token, on average?",
+        "using the smallest valid envelope: how many tries does it need per output token, on average? "
+        "(Checked to within 1e-6.)",
         "zh": "经典拒绝采样：目标是例子中的 p，草稿换成 q = (0.2, 0.5, 0.3)，包络常数取最小的合法值。"
-        "平均每输出一个词需要尝试多少次？",
+        "平均每输出一个 token 需要尝试多少次？（误差不超过 1e-6 即算对。）",
     },
-    answer=lambda: float(envelope_constant(P, Q_FLAT)),
+    answer=lambda: float(answer_3_1()),
     hints=[
         {
             "en": "Each try succeeds with probability 1/M, so the average number of tries is M.",
@@ -48,23 +72,24 @@ number_exercise(
     "3.2",
     "03",
     {
-        "en": "Run classic rejection sampling on the running example with a tent that is too low, M = 1.2. "
-        "With what probability does the output come out as cat (exactly, not simulated)?",
-        "zh": "在贯穿全文的例子上做经典拒绝采样，但包络取得太低：M = 1.2。输出为 cat 的概率（精确值，不是模拟）是多少？",
+        "en": "Run classic rejection sampling on the running example with a tent that is too low, M = 1.25. "
+        "With what probability does the output come out as cat (exactly, not simulated; checked to within 1e-6)?",
+        "zh": "在贯穿全文的例子上做经典拒绝采样，但包络取得太低：M = 1.25。输出为 cat 的概率"
+        "（精确值，不是模拟；误差不超过 1e-6 即算对）是多少？",
     },
-    answer=lambda: float(rejection_output_dist(P, Q, M=1.2)[0]),
+    answer=lambda: float(answer_3_2()),
     hints=[
         {
             "en": "Where M·q(x) < p(x), the tent clips p: the kept mass per try is min(p(x), M·q(x)) / M.",
-            "zh": "在 M·q(x) < p(x) 的地方，包络把 p 削平了：每次尝试被保留的概率是 min(p(x), M·q(x)) / M。",
+            "zh": "在 M·q(x) < p(x) 的地方，包络把 p 削平了：每次尝试得到并保留 x 的概率是 min(p(x), M·q(x)) / M。",
         },
         {
             "en": "Renormalise the clipped shape min(p, M·q) so that it sums to 1 (sv.rejection_output_dist).",
             "zh": "把削平后的形状 min(p, M·q) 重新归一化，使其和为 1（sv.rejection_output_dist）。",
         },
     ],
-    solution="answer = sv.rejection_output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, M=1.2)[0]",
-    wrong=[0.6, 0.48],  # 0.6: p(cat), as if the tent covered p; 0.48: the clipped mass, not renormalised
+    solution="answer = sv.rejection_output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, M=1.25)[0]",
+    wrong=[0.6, 0.5, 6 / 11],  # 0.6: p(cat), as if the tent covered p; 0.5: not renormalised; 6/11: M = 1.2
 )
 
 function_exercise(
@@ -73,16 +98,17 @@ function_exercise(
     {
         "en": "Implement residual(p, q): the shortfall (p − q)⁺, i.e. max(0, p(x) − q(x)) for every token, "
         "unnormalised. It takes two numpy arrays and returns an array of the same length. It is graded against "
-        "specviz on q = p, disjoint supports and random pairs.",
-        "zh": "实现 residual(p, q)：缺口 (p − q)⁺，即对每个词计算 max(0, p(x) − q(x))，不做归一化。"
-        "输入是两个 numpy 数组，返回同样长度的数组。评分时会和 specviz 的结果比较，用例包括 q = p、支撑集不相交和随机分布对。",
+        "specviz on q = p, disjoint supports and random pairs, entry by entry to within 1e-9.",
+        "zh": "实现 residual(p, q)：缺口 (p − q)⁺，即对每个 token 计算 max(0, p(x) − q(x))，不做归一化。"
+        "输入是两个 numpy 数组，返回同样长度的数组。评分时会和 specviz 的结果逐项比较（误差不超过 1e-9），"
+        "用例包括 q = p、支撑集不相交和随机分布对。",
     },
     reference=residual,
     cases=residual_cases,
     hints=[
         {
             "en": "Work token by token: where the draft already offers enough (q ≥ p), the shortfall is 0.",
-            "zh": "逐个词来看：草稿已经给够（q ≥ p）的地方，缺口为 0。",
+            "zh": "逐个 token 来看：草稿已经给够（q ≥ p）的地方，缺口为 0。",
         },
         {
             "en": "np.maximum(a, 0.0) keeps the positive part of an array a. Do not divide by the sum.",
