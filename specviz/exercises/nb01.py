@@ -1,29 +1,37 @@
 """Exercises of tutorial 1 (why lossless, and the notation)."""
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..rules import output_dist
-from ..theory import rejection_mass
+from fractions import Fraction as F
+
 from .core import number_exercise
 
-P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
+# The answers are hand fractions, computed without the functions the solutions call:
+# p = (3/5, 3/10, 1/10) is the target of the running example, Q2 = (1/5, 3/10, 1/2) a second draft
+# that the notebook never prints (so no answer sits on the page above its exercise).
+P = (F(3, 5), F(3, 10), F(1, 10))
+Q = (F(2, 5), F(1, 2), F(1, 10))
+Q2 = (F(1, 5), F(3, 10), F(1, 2))
+TOL_EN = " Checked to within 1e-6."
+TOL_ZH = "判分允许的误差为 1e-6。"
 
 number_exercise(
     "1.1",
     "01",
     {
-        "en": "By how much does the draft over-propose dog in the running example: q(dog) − p(dog)?",
-        "zh": "在贯穿全文的例子里，草稿模型给 dog 多给了多少概率：q(dog) − p(dog)？",
+        "en": "A second draft for the same target proposes q₂ = (0.2, 0.3, 0.5) for (cat, dog, fish). By how much "
+        "does it over-propose fish: q₂(fish) − p(fish)?" + TOL_EN,
+        "zh": "同一个目标模型配上第二个草稿，q₂ = (0.2, 0.3, 0.5)（对应 cat、dog、fish）。它给 fish 多给了多少概率："
+        "q₂(fish) − p(fish)？" + TOL_ZH,
     },
-    answer=lambda: Q[1] - P[1],
+    answer=lambda: float(Q2[2] - P[2]),  # 1/2 - 1/10 = 2/5
     hints=[
         {
-            "en": "dog is the second token of the vocabulary (cat, dog, fish).",
-            "zh": "dog 是词表 (cat, dog, fish) 中的第二个词。",
+            "en": "fish is the third token of the vocabulary (cat, dog, fish); p(fish) = 0.1.",
+            "zh": "fish 是词表 (cat, dog, fish) 中的第三个词；p(fish) = 0.1。",
         },
         {"en": "Subtract the target's probability from the draft's.", "zh": "用草稿的概率减去目标模型的概率。"},
     ],
-    solution="answer = sv.TUTORIAL_Q[1] - sv.TUTORIAL_P[1]",
-    wrong=[-0.2, 0.5],
+    solution="q2 = (0.2, 0.3, 0.5)\nanswer = q2[2] - sv.TUTORIAL_P[2]",
+    wrong=[-0.4, 0.5, 0.2],  # -0.4: p - q2; 0.5: q2(fish) alone; 0.2: the running example's dog
 )
 
 number_exercise(
@@ -31,10 +39,10 @@ number_exercise(
     "01",
     {
         "en": "How much probability does the target want beyond what the draft offers, summed over all tokens: "
-        "Z = Σ_x max(0, p(x) − q(x))?",
-        "zh": "把所有词上“目标模型想要、草稿却没给够”的概率加起来：Z = Σ_x max(0, p(x) − q(x)) 是多少？",
+        "Z = Σ_x max(0, p(x) − q(x))?" + TOL_EN,
+        "zh": "把所有词上“目标模型想要、草稿却没给够”的概率加起来：Z = Σ_x max(0, p(x) − q(x)) 是多少？" + TOL_ZH,
     },
-    answer=lambda: float(rejection_mass(P, Q)),
+    answer=lambda: float(sum(max(F(0), pi - qi) for pi, qi in zip(P, Q))),  # only cat: 3/5 - 2/5 = 1/5
     hints=[
         {
             "en": "Only tokens with p(x) > q(x) contribute; the others count as 0.",
@@ -53,21 +61,23 @@ number_exercise(
     "1.3",
     "01",
     {
-        "en": "Someone calls the verifier with the arguments swapped, sv.output_dist(q, p). "
-        "With what probability does the output come out as cat?",
-        "zh": "有人把参数顺序写反了，调用 sv.output_dist(q, p)。这时输出为 cat 的概率是多少？",
+        "en": "Someone passes the second draft q₂ = (0.2, 0.3, 0.5) in the target's place: "
+        "sv.output_dist(q2, p), with the arguments swapped. With what probability does the output come out as fish?"
+        + TOL_EN,
+        "zh": "有人把第二个草稿 q₂ = (0.2, 0.3, 0.5) 放在了目标的位置上：sv.output_dist(q2, p)，参数顺序写反了。"
+        "这时输出为 fish 的概率是多少？" + TOL_ZH,
     },
-    answer=lambda: float(output_dist(Q, P)[0]),
+    answer=lambda: float(Q2[2]),  # the first argument is reproduced exactly: q2(fish) = 1/2
     hints=[
         {
             "en": "The first argument is always treated as the target, and the output follows the target exactly.",
             "zh": "第一个参数总被当作目标分布，而输出严格服从目标分布。",
         },
         {
-            "en": "So the swapped call reproduces the draft q. Read off q(cat).",
-            "zh": "所以写反后输出的是草稿分布 q，读出 q(cat) 即可。",
+            "en": "So the swapped call reproduces q₂. Read off q₂(fish).",
+            "zh": "所以写反后输出的是 q₂，读出 q₂(fish) 即可。",
         },
     ],
-    solution="answer = sv.output_dist(sv.TUTORIAL_Q, sv.TUTORIAL_P)[0]",
-    wrong=[0.6, 0.52],
+    solution="q2 = (0.2, 0.3, 0.5)\nanswer = sv.output_dist(q2, sv.TUTORIAL_P)[2]",
+    wrong=[0.1, 0.4],  # 0.1: p(fish), what the right order gives; 0.4: q2(fish) - p(fish)
 )

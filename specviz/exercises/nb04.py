@@ -1,13 +1,17 @@
 """Exercises of tutorial 4 (the algorithm SpecSampleOne and the theorem)."""
 
+from fractions import Fraction as F
+
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..theory import acceptance_prob, resample_dist
+from ..theory import resample_dist
 from .core import function_exercise, number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
 P4, Q4 = (0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4)  # a four-token pair, used by exercise 4.2
+TOL_EN = " Checked to within 1e-6."
+TOL_ZH = "判分允许的误差为 1e-6。"
 
 
 def repair_cases() -> list[tuple]:
@@ -28,10 +32,11 @@ number_exercise(
     "04",
     {
         "en": "In the running example, what fraction of all speculative steps draft dog and then reject it? "
-        "(The probability of the event 'draft = dog and rejected'.)",
-        "zh": "在贯穿全文的例子里，所有投机步骤中有多大比例是“草稿提出 dog、随后被拒绝”？（即事件“草稿 = dog 且被拒绝”的概率。）",
+        "(The probability of the event 'draft = dog and rejected'.)" + TOL_EN,
+        "zh": "在贯穿全文的例子里，所有投机步骤中有多大比例是“草稿提出 dog、随后被拒绝”？（即事件“草稿 = dog 且被拒绝”的概率。）"
+        + TOL_ZH,
     },
-    answer=lambda: float(Q[1] * (1 - acceptance_prob(P, Q)[1])),
+    answer=lambda: float(F(1, 2) * (1 - F(3, 10) / F(1, 2))),  # by hand: q(dog) (1 - p(dog)/q(dog)) = 1/5
     hints=[
         {
             "en": "Two independent draws must both go a certain way: the draft must be dog, and the test must fail.",
@@ -51,11 +56,11 @@ number_exercise(
     "04",
     {
         "en": "A four-token vocabulary with target p = (0.4, 0.3, 0.2, 0.1) and draft q = (0.1, 0.2, 0.3, 0.4). "
-        "After a rejection, with what probability does the repair output the first token, p'(x₁)?",
+        "After a rejection, with what probability does the repair output the first token, p'(x₁)?" + TOL_EN,
         "zh": "四个词的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
-        "被拒绝之后，修复分布输出第一个词的概率 p'(x₁) 是多少？",
+        "被拒绝之后，修复分布输出第一个词的概率 p'(x₁) 是多少？" + TOL_ZH,
     },
-    answer=lambda: float(resample_dist(P4, Q4)[0]),
+    answer=lambda: float(F(3, 10) / (F(3, 10) + F(1, 10))),  # by hand: shortfalls (0.3, 0.1, 0, 0), Z = 0.4
     hints=[
         {
             "en": "First the shortfall (p − q)⁺ of every token; only tokens where p > q have one.",

@@ -1,15 +1,17 @@
 """Exercises of tutorial 5 (the proof in three steps, and why sum min(p, q) is the best acceptance)."""
 
+from fractions import Fraction as F
+
 import numpy as np
 
 from ..coupling import maximal_coupling
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..rules import rule_acceptance_rate
-from ..theory import acceptance_rate
 from .core import function_exercise, number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
 P2, Q2 = (0.7, 0.2, 0.1), (0.1, 0.2, 0.7)  # a second pair: the draft prefers fish, the target cat
+TOL_EN = " Checked to within 1e-6."
+TOL_ZH = "判分允许的误差为 1e-6。"
 
 
 def coupling_cases() -> list[tuple]:
@@ -25,10 +27,10 @@ number_exercise(
     "05",
     {
         "en": "Target p = (0.7, 0.2, 0.1), draft q = (0.1, 0.2, 0.7). What is the probability that a speculative "
-        "step rejects its draft?",
-        "zh": "目标 p = (0.7, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.7)。一次投机步骤拒绝草稿的概率是多少？",
+        "step rejects its draft?" + TOL_EN,
+        "zh": "目标 p = (0.7, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.7)。一次投机步骤拒绝草稿的概率是多少？" + TOL_ZH,
     },
-    answer=lambda: float(1 - acceptance_rate(P2, Q2)),
+    answer=lambda: float(1 - (F(1, 10) + F(2, 10) + F(1, 10))),  # by hand: 1 - Σ min(p, q) = 3/5
     hints=[
         {"en": "Step 2: P(reject) = 1 − Σ min(p, q).", "zh": "第 2 步：P(拒绝) = 1 − Σ min(p, q)。"},
         {
@@ -45,11 +47,13 @@ number_exercise(
     "05",
     {
         "en": "Same pair, p = (0.7, 0.2, 0.1) and q = (0.1, 0.2, 0.7). By how much does the speculative rule's "
-        "acceptance exceed that of token matching (keep the draft iff it equals an independent sample from p)?",
+        "acceptance exceed that of token matching (keep the draft iff it equals an independent sample from p)?"
+        + TOL_EN,
         "zh": "仍是这一对分布，p = (0.7, 0.2, 0.1)，q = (0.1, 0.2, 0.7)。投机规则的接受率比 token 匹配"
-        "（当且仅当草稿等于从 p 独立抽取的样本时保留草稿）高出多少？",
+        "（当且仅当草稿等于从 p 独立抽取的样本时保留草稿）高出多少？" + TOL_ZH,
     },
-    answer=lambda: float(acceptance_rate(P2, Q2) - rule_acceptance_rate(P2, Q2, "token_match")),
+    # by hand: Σ min(p, q) = 2/5, token matching Σ q·p = 7/100 + 4/100 + 7/100 = 9/50; the gap is 11/50
+    answer=lambda: float(F(2, 5) - (F(7, 100) + F(4, 100) + F(7, 100))),
     hints=[
         {
             "en": "The speculative rule keeps the draft with probability Σ min(p, q), the most any lossless verifier can.",

@@ -1,15 +1,18 @@
 """Exercises of tutorial 10 (recap): the pitfalls in numbers, and a verifier of your own graded by `audit`."""
 
+from fractions import Fraction as F
 from functools import partial
 
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..rules import output_dist
 from ..verifiers import BUGGY_VERIFIERS, ignores_the_draft
 from .core import number_exercise, verifier_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
+P3, Q3 = (0.5, 0.3, 0.2), (0.2, 0.3, 0.5)  # a pair notebook 10 never prints (exercise 10.1)
+TOL_EN = " Checked to within 1e-6."
+TOL_ZH = "判分允许的误差为 1e-6。"
 
 
 def verifier_pairs() -> list[tuple]:
@@ -25,23 +28,25 @@ number_exercise(
     "10",
     {
         "en": "A verifier repairs a rejection by drawing from the target p instead of from (p − q)⁺ / Z. "
-        "On the running example, with what probability does it output cat?",
+        "On the pair p = (0.5, 0.3, 0.2), q = (0.2, 0.3, 0.5), with what probability does it output the first token?"
+        + TOL_EN,
         "zh": "某个验证器在拒绝后直接从目标分布 p 重新采样，而不是从 (p − q)⁺ / Z 采样。"
-        "在贯穿全文的例子上，它输出 cat 的概率是多少？",
+        "在 p = (0.5, 0.3, 0.2)、q = (0.2, 0.3, 0.5) 这一对分布上，它输出第一个词的概率是多少？" + TOL_ZH,
     },
-    answer=lambda: float(output_dist(P, Q, rule="resample_target")[0]),
+    # by hand: min(p, q) = (1/5, 3/10, 1/5), P(reject) = 3/10; 1/5 + 3/10 · 1/2 = 7/20
+    answer=lambda: float(F(1, 5) + (1 - (F(1, 5) + F(3, 10) + F(1, 5))) * F(1, 2)),
     hints=[
         {
-            "en": "P(out = cat) = P(cat and accept) + P(reject)·p(cat).",
-            "zh": "P(输出 = cat) = P(cat 且被接受) + P(拒绝)·p(cat)。",
+            "en": "P(out = x₁) = P(x₁ and accept) + P(reject)·p(x₁).",
+            "zh": "P(输出 = x₁) = P(x₁ 且被接受) + P(拒绝)·p(x₁)。",
         },
         {
-            "en": "P(cat and accept) = min(p(cat), q(cat)), and P(reject) = 1 − Σ_x min(p(x), q(x)).",
-            "zh": "P(cat 且被接受) = min(p(cat), q(cat))，P(拒绝) = 1 − Σ_x min(p(x), q(x))。",
+            "en": "P(x₁ and accept) = min(p(x₁), q(x₁)), and P(reject) = 1 − Σ_x min(p(x), q(x)).",
+            "zh": "P(x₁ 且被接受) = min(p(x₁), q(x₁))，P(拒绝) = 1 − Σ_x min(p(x), q(x))。",
         },
     ],
-    solution="answer = sv.output_dist(sv.TUTORIAL_P, sv.TUTORIAL_Q, rule='resample_target')[0]",
-    wrong=[0.6],  # what a lossless verifier gives
+    solution="answer = sv.output_dist((0.5, 0.3, 0.2), (0.2, 0.3, 0.5), rule='resample_target')[0]",
+    wrong=[0.5, 0.52],  # 0.5: what a lossless verifier gives; 0.52: the running example's cat
 )
 
 number_exercise(
@@ -49,11 +54,12 @@ number_exercise(
     "10",
     {
         "en": "Another verifier repairs from |p − q| (normalised) instead of (p − q)⁺. "
-        "On the running example, with what probability does it output dog?",
+        "On the running example, with what probability does it output dog?" + TOL_EN,
         "zh": "另一个验证器拒绝后从 |p − q|（归一化后）采样，而不是从 (p − q)⁺ 采样。"
-        "在贯穿全文的例子上，它输出 dog 的概率是多少？",
+        "在贯穿全文的例子上，它输出 dog 的概率是多少？" + TOL_ZH,
     },
-    answer=lambda: float(output_dist(P, Q, rule="abs_residual")[1]),
+    # by hand: min(p(dog), q(dog)) = 3/10; P(reject) = 1/5; |p − q| = (1/5, 1/5, 0) sums to 2/5: 3/10 + 1/5 · 1/2
+    answer=lambda: float(F(3, 10) + F(1, 5) * F(1, 5) / F(2, 5)),
     hints=[
         {
             "en": "The accepted part is unchanged: min(p(dog), q(dog)).",
