@@ -94,7 +94,7 @@ number_exercise(
         "example, the draft q = (0.2, 0.2, 0.6), and on a rejection a resample from p instead of (p − q)⁺ / Z. "
         "What is P(out = cat) then? (The target wants 0.6; checked to within 1e-6.)",
         "zh": "换一个本篇没有用过的草稿来看 Q1 陷阱：目标是例子中的 p = (0.6, 0.3, 0.1)，草稿 q = (0.2, 0.2, 0.6)，"
-        "被拒绝时从目标 p 重新抽样，而不是从 (p − q)⁺ / Z 抽样。此时 P(输出 = cat) 是多少？"
+        "被拒绝时从目标 p 重采样，而不是从 (p − q)⁺ / Z 抽样。此时 P(输出 = cat) 是多少？"
         "（目标要的是 0.6；误差不超过 1e-6 即算对。）",
     },
     answer=lambda: float(output_resample_from_p(P, Q6)[0]),
@@ -153,10 +153,10 @@ verifier_exercise(
     pairs=verifier_pairs,
     hints=[
         {
-            "en": "Vectorise: x = rng.choice(len(q), size=n, p=q) drafts all n tokens; u = rng.random(n) are the "
-            "uniforms; keep where u * q[x] < p[x] (no division).",
-            "zh": "向量化：x = rng.choice(len(q), size=n, p=q) 一次抽出全部 n 个草稿；u = rng.random(n) 是均匀随机数；"
-            "在 u * q[x] < p[x] 处保留（不做除法）。",
+            "en": "Vectorise: x = rng.choice(len(q), size=n, p=q) drafts all n tokens; r = rng.random(n) are the "
+            "uniforms r of the notation table; keep where r * q[x] < p[x] (no division).",
+            "zh": "向量化：x = rng.choice(len(q), size=n, p=q) 一次抽出全部 n 个草稿；r = rng.random(n) 是记号表里的均匀随机数 r；"
+            "在 r * q[x] < p[x] 处保留（不做除法）。",
         },
         {
             "en": "For the rejected positions draw from short / short.sum() with short = np.maximum(p - q, 0), "
