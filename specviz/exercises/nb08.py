@@ -1,93 +1,92 @@
-"""Exercises of tutorial 8 (γ-step chains, deterministic drafts, multi-draft trees)."""
-
-import numpy as np
+"""Exercises of tutorial 8 (γ-step chains, deterministic drafts, multi-draft verification)."""
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..gamma import expected_tokens
+from ..multidraft import multi_draft_acceptance_rate
 from ..theory import acceptance_rate, resample_dist
-from ..tree import tree_expected_tokens
 from .core import number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
-ONE_HOT_DOG = (0.0, 1.0, 0.0)  # a deterministic draft (prompt lookup) that proposes dog
-P4, Q4 = (0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)  # the four-token multi-draft example
+P_NEW, Q_NEW = (0.7, 0.2, 0.1), (0.2, 0.5, 0.3)  # a pair the notebook never prints (exercise 8.1)
+P4 = (0.5, 0.3, 0.15, 0.05)  # the four-token target of the multi-draft section
+ONE_HOT_SECOND = (0.0, 1.0, 0.0, 0.0)  # a deterministic draft (prompt lookup) that proposes the second token
 
 number_exercise(
     "8.1",
     "08",
     {
-        "en": "Running example, γ = 3 drafts per verify step, each kept independently with probability "
-        "α = Σ min(p, q). How many tokens does one verify step emit on average?",
-        "zh": "贯穿全文的例子，每个验证步起草 γ = 3 个 token，每个草稿以概率 α = Σ min(p, q) 独立地被保留。"
-        "一个验证步平均输出多少个 token？",
+        "en": f"A new pair: p = {P_NEW}, q = {Q_NEW}. With γ = 3 drafts per verify step, each kept independently "
+        "with probability α = Σ min(p, q), how many tokens does one verify step emit on average "
+        "(to within 1e-6)?",
+        "zh": f"一对新的分布：p = {P_NEW}，q = {Q_NEW}。每个验证步起草 γ = 3 个 token，每个草稿都以概率 "
+        "α = Σ min(p, q) 独立地被保留。一个验证步平均输出多少个 token（误差在 1e-6 以内）？",
     },
-    answer=lambda: expected_tokens(acceptance_rate(P, Q), 3),
+    answer=lambda: expected_tokens(acceptance_rate(P_NEW, Q_NEW), 3),
     hints=[
         {
-            "en": "The step always emits one token (a repair or the bonus), plus one per accepted draft.",
-            "zh": "每一步总会输出一个 token（修正的或额外的 bonus），再加上每个被接受的草稿各一个。",
+            "en": "First α: add min(p, q) token by token. The step always emits one token (a repair or the "
+            "bonus), plus one per accepted draft.",
+            "zh": "先算 α：逐个 token 把 min(p, q) 加起来。每一步总会输出一个 token（修复的或额外 token），"
+            "再加上每个被接受的草稿各一个。",
         },
         {
-            "en": "Draft i is only reached if drafts 1..i−1 all passed: 1 + α + α² + α³.",
-            "zh": "只有前 i−1 个草稿都通过，才轮得到第 i 个：1 + α + α² + α³。",
+            "en": "Draft i is only reached if drafts 1..i−1 all passed: 1 + α + α² + α³ with α = 0.5.",
+            "zh": "只有前 i−1 个草稿都通过，才轮得到第 i 个：1 + α + α² + α³，其中 α = 0.5。",
         },
     ],
-    solution="answer = sv.expected_tokens(sv.acceptance_rate(sv.TUTORIAL_P, sv.TUTORIAL_Q), 3)",
-    wrong=[4, 2.4, 5.0],  # 4: every draft accepted; 2.4: 3·α; 5: 1/(1 − α), the γ → ∞ limit
+    solution="alpha = sv.acceptance_rate((0.7, 0.2, 0.1), (0.2, 0.5, 0.3))\nanswer = sv.expected_tokens(alpha, 3)",
+    wrong=[4, 1.5, 2.0],  # 4: every draft accepted; 1.5: 3·α; 2: 1/(1 − α), the γ → ∞ limit
 )
 
 number_exercise(
     "8.2",
     "08",
     {
-        "en": "A prompt-lookup draft proposes dog with certainty (q one-hot on dog); the target is the running "
-        "example's p. Given that the draft is rejected, with what probability is the emitted token cat?",
-        "zh": "一个 prompt lookup 草稿确定地提议 dog（q 全部落在 dog 上）；目标仍是贯穿全文的例子里的 p。"
-        "已知草稿被拒绝，输出 cat 的概率是多少？",
+        "en": f"The four-token target p4 = {P4} and a prompt-lookup draft that proposes the second token with "
+        "certainty (q one-hot). Given that the proposal is rejected, with what probability is the emitted token "
+        "the first one (to within 1e-6)?",
+        "zh": f"四个 token 的目标 p4 = {P4}，一个 prompt lookup 草稿确定地提议第二个 token（q 为 one-hot）。"
+        "已知提议被拒绝，输出第一个 token 的概率是多少（误差在 1e-6 以内）？",
     },
-    answer=lambda: float(resample_dist(P, ONE_HOT_DOG)[0]),
+    answer=lambda: float(resample_dist(P4, ONE_HOT_SECOND)[0]),
     hints=[
         {
-            "en": "After a rejection the token comes from (p − q)⁺ / Z. What is (p − q)⁺ when q is one-hot on dog?",
-            "zh": "被拒绝后，token 来自 (p − q)⁺ / Z。当 q 全部落在 dog 上时，(p − q)⁺ 是什么？",
+            "en": "After a rejection the token comes from (p − q)⁺ / Z. What is (p − q)⁺ when q is one-hot on the "
+            "second token?",
+            "zh": "被拒绝后，token 来自 (p − q)⁺ / Z。当 q 全部落在第二个 token 上时，(p − q)⁺ 是什么？",
         },
         {
-            "en": "It is p with dog removed; divide by what is left, 1 − p(dog).",
-            "zh": "就是去掉 dog 的 p；再除以剩下的总量 1 − p(dog)。",
+            "en": "It is p with the second token removed; divide by what is left, 1 − p(second).",
+            "zh": "就是去掉第二个 token 的 p；再除以剩下的总量 1 − p(第二个)。",
         },
     ],
-    solution="answer = sv.resample_dist(sv.TUTORIAL_P, [0, 1, 0])[0]",
-    wrong=[0.6, 0.0, 0.3],  # 0.6: p(cat) unconditionally; 0: the draft's q(cat); 0.3: p(dog)
+    solution="answer = sv.resample_dist((0.5, 0.3, 0.15, 0.05), (0, 1, 0, 0))[0]",
+    wrong=[0.5, 0.0, 0.3],  # 0.5: p(first) unconditionally; 0: the draft's q(first); 0.3: p(second)
 )
 
 number_exercise(
     "8.3",
     "08",
     {
-        "en": "Draft tree with the four-token example p = (0.5, 0.3, 0.15, 0.05), q = (0.1, 0.2, 0.3, 0.4): "
-        "k = 2 i.i.d. drafts at every node, depth 3, verified with the residual update. Expected tokens per "
-        "verify step?",
-        "zh": "草稿树，使用四个 token 的例子 p = (0.5, 0.3, 0.15, 0.05)、q = (0.1, 0.2, 0.3, 0.4)："
-        "每个节点 k = 2 个独立草稿，深度 3，按残差更新规则验证。每个验证步的期望 token 数是多少？",
+        "en": "The running example p, q (cat, dog, fish) with k = 2 i.i.d. drafts, verified with the residual "
+        "update. What is the probability that one of the two drafts is kept (to within 1e-6)?",
+        "zh": "贯穿全文的例子 p、q（cat、dog、fish），k = 2 个独立同分布的草稿，按残差更新规则验证。"
+        "两个草稿中有一个被保留的概率是多少（误差在 1e-6 以内）？",
     },
-    answer=lambda: tree_expected_tokens(P4, Q4, 2, 3),
+    answer=lambda: multi_draft_acceptance_rate(P, Q, 2),
     hints=[
         {
-            "en": "At each node, P(some child accepted) = β is the multi-draft acceptance of k = 2 drafts.",
-            "zh": "在每个节点上，P(某个子节点被接受) = β 就是 k = 2 个草稿的多草稿接受率。",
+            "en": "The first draft is kept with probability Σ min(p, q). After it is rejected, R = (p − q)⁺ / Z: "
+            "what is R for the running example?",
+            "zh": "第一个草稿以概率 Σ min(p, q) 被保留。它被拒绝后，R = (p − q)⁺ / Z：贯穿全文的例子里 R 是什么？",
         },
         {
-            "en": "Levels work like the chain of section 8.3 with β in place of α: 1 + β + β² + β³.",
-            "zh": "各层就像链式情形，只是把 α 换成 β：1 + β + β² + β³。",
+            "en": "R is all on cat, so the second draft (from q) is kept with probability Σ min(R, q) = q(cat). "
+            "Add: P(first kept) + P(first rejected) · q(cat).",
+            "zh": "R 全部落在 cat 上，所以第二个草稿（仍从 q 抽取）被保留的概率是 Σ min(R, q) = q(cat)。"
+            "相加：P(第一个被保留) + P(第一个被拒绝) · q(cat)。",
         },
     ],
-    solution=(
-        "beta = sv.multi_draft_acceptance_rate((0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4), 2)\n"
-        "answer = sum(beta**i for i in range(4))"
-    ),
-    wrong=[
-        float(expected_tokens(acceptance_rate(P4, Q4), 3)),  # one draft per level: the chain
-        float(np.sum([2**i for i in range(4)])),  # every drafted node counted
-        4.0,  # every level accepted
-    ],
+    solution="answer = sv.multi_draft_acceptance_rate(sv.TUTORIAL_P, sv.TUTORIAL_Q, 2)",
+    wrong=[0.8, 0.96, 1.0],  # 0.8: one draft; 0.96: 1 − 0.2², as if R stayed p; 1: both always kept
 )
