@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,3 +146,90 @@ def test_bad_arguments_raise(kwargs, error):
 def test_numpy_scalars_are_answers():
     box = sv.predict("q", np.float64(0.25), tol=0.001)
     assert box.check("1/4") is True
+
+
+# ------------------------------------------------------------------ the notebooks' predict boxes
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+CODE_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
+
+
+def predict_calls(text: str) -> list[ast.Call]:
+    """Every `sv.predict(...)` call in the code cells of a MyST notebook text."""
+    calls = []
+    for source in CODE_CELL.findall(text):
+        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        calls += [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "predict"
+        ]
+    return calls
+
+
+def typed_in(node: ast.AST) -> bool:
+    """Whether an answer expression is a number typed into the page: literals, at most wrapped in Fraction/float."""
+    if any(isinstance(n, ast.Attribute | ast.Subscript) for n in ast.walk(node)):
+        return False
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} <= {"Fraction", "float", "int", "Decimal"}
+
+
+def predict_problems(text: str) -> list[str]:
+    """What is wrong with the predict boxes of one notebook: typed answers, a missing language, repeated keys."""
+    problems, keys = [], []
+    for call in predict_calls(text):
+        where = f"line {call.lineno} of its cell"
+        if len(call.args) < 2:
+            problems.append(f"{where}: predict(question, answer) needs both")
+            continue
+        question, answer = call.args[:2]
+        if not (isinstance(question, ast.Dict) and {"en", "zh"} <= {getattr(k, "value", None) for k in question.keys}):
+            problems.append(f"{where}: the question is not a {{'en': ..., 'zh': ...}} dict")
+        if typed_in(answer):
+            problems.append(f"{where}: the answer {ast.unparse(answer)} is typed, not computed")
+        keys += [kw.value.value for kw in call.keywords if kw.arg == "key" and isinstance(kw.value, ast.Constant)]
+    problems += [f"key {k!r} used twice" for k in sorted({k for k in keys if keys.count(k) > 1})]
+    return problems
+
+
+TUTORIAL_TEXTS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.md")) + sorted((NOTEBOOKS / "zh").glob("[0-9][0-9]_*.md"))
+
+
+@pytest.mark.parametrize("path", TUTORIAL_TEXTS, ids=[f"{p.parent.name}/{p.stem}" for p in TUTORIAL_TEXTS])
+def test_notebook_predict_boxes_ask_in_both_languages_and_compute_the_answer(path):
+    problems = predict_problems(path.read_text(encoding="utf-8"))
+    assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+def test_the_predict_box_check_can_fail():
+    typed = (
+        '```{code-cell} ipython3\nsv.predict({"en": "a", "zh": "b"}, 0.8, key="k")\nsv.predict("c", 1, key="k")\n```\n'
+    )
+    problems = predict_problems(typed)
+    assert (
+        any("typed" in p for p in problems)
+        and any("dict" in p for p in problems)
+        and any("twice" in p for p in problems)
+    )
+    assert any(
+        "typed" in p
+        for p in predict_problems('```{code-cell} ipython3\nsv.predict({"en": "a", "zh": "b"}, Fraction(4, 5))\n```')
+    )
+    good = '```{code-cell} ipython3\nsv.predict({"en": "a", "zh": "b"}, sv.acceptance_rate(p, q), key="x")\n```'
+    assert predict_problems(good) == []
+    assert not typed_in(ast.parse("Fraction(sv.acceptance_rate(P, Q))").body[0].value)
+    assert not typed_in(ast.parse("q[0]").body[0].value) and typed_in(ast.parse("-0.5 + 1").body[0].value)
+
+
+@pytest.mark.parametrize(
+    "name", ["02_importance_sampling", "03_rejection_sampling", "06_worked_examples", "07_pitfalls"]
+)
+def test_tutorials_02_03_06_07_ask_before_they_reveal(name):
+    """Each of these tutorials has at least two predict boxes, in both languages (the twin test keeps them equal)."""
+    for folder in (NOTEBOOKS, NOTEBOOKS / "zh"):
+        text = (folder / f"{name}.md").read_text(encoding="utf-8")
+        assert len(predict_calls(text)) >= 2, f"{folder.name}/{name}: fewer than two predict boxes"
