@@ -31,24 +31,25 @@ number_exercise(
     "4.1",
     "04",
     {
-        "en": "In the running example, what fraction of all speculative steps draft dog and then reject it? "
-        "(The probability of the event 'draft = dog and rejected'.)" + TOL_EN,
-        "zh": "在贯穿全文的例子里，所有投机步骤中有多大比例是“草稿提出 dog、随后被拒绝”？（即事件“草稿 = dog 且被拒绝”的概率。）"
-        + TOL_ZH,
+        "en": "A four-token vocabulary with target p = (0.4, 0.3, 0.2, 0.1) and draft q = (0.1, 0.2, 0.3, 0.4). "
+        "What fraction of all speculative steps draft the fourth token x₄ and then reject it? "
+        "(The probability of the event 'draft = x₄ and rejected'.)" + TOL_EN,
+        "zh": "四个词的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
+        "所有投机步骤中有多大比例是“草稿提出第四个词 x₄、随后被拒绝”？（即事件“草稿 = x₄ 且被拒绝”的概率。）" + TOL_ZH,
     },
-    answer=lambda: float(F(1, 2) * (1 - F(3, 10) / F(1, 2))),  # by hand: q(dog) (1 - p(dog)/q(dog)) = 1/5
+    answer=lambda: float(F(2, 5) * (1 - F(1, 10) / F(2, 5))),  # by hand: q(x4) (1 - p(x4)/q(x4)) = 3/10
     hints=[
         {
-            "en": "Two independent draws must both go a certain way: the draft must be dog, and the test must fail.",
-            "zh": "两次独立的随机抽取都要落在特定结果上：草稿是 dog，并且检验没有通过。",
+            "en": "Two independent draws must both go a certain way: the draft must be x₄, and the test must fail.",
+            "zh": "两次独立的随机抽取都要落在特定结果上：草稿是 x₄，并且检验没有通过。",
         },
         {
-            "en": "Multiply q(dog) by 1 − a(dog), where a(dog) = min(1, p(dog)/q(dog)).",
-            "zh": "用 q(dog) 乘以 1 − a(dog)，其中 a(dog) = min(1, p(dog)/q(dog))。",
+            "en": "Multiply q(x₄) by 1 − a(x₄), where a(x₄) = min(1, p(x₄)/q(x₄)).",
+            "zh": "用 q(x₄) 乘以 1 − a(x₄)，其中 a(x₄) = min(1, p(x₄)/q(x₄))。",
         },
     ],
-    solution="answer = sv.TUTORIAL_Q[1] * (1 - sv.acceptance_prob(sv.TUTORIAL_P, sv.TUTORIAL_Q)[1])",
-    wrong=[0.4, 0.6, 0.3],  # 0.4: 1 - a(dog) alone; 0.6: a(dog); 0.3: the kept dog mass
+    solution="answer = 0.4 * (1 - sv.acceptance_prob((0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4))[3])",
+    wrong=[0.75, 0.25, 0.1, 0.2],  # 1 - a(x4) alone; a(x4); the kept x4 mass; the running example's dog
 )
 
 number_exercise(
