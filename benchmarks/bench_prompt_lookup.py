@@ -123,6 +123,8 @@ def smollm2_part(args) -> list:
         f"\n{pair.describe()}; greedy, up to {N} new tokens, stop at the end of the turn {eos}, median of {args.rounds} paired rounds"
     )
     for label, text in PROMPTS.items():
+        if args.prompts and label not in args.prompts.split(","):
+            continue
         ids = pair.encode(text)
         kw = dict(temperature=0, stop_at_eos=True, threads=None)
         run = {"plain": lambda: autoregressive_generate(pair, ids, N, **kw)}
@@ -237,6 +239,7 @@ def main():
     ap.add_argument("--hf-lookup", type=int, default=10, help="transformers' prompt_lookup_num_tokens")
     ap.add_argument("--no-hf", action="store_true", help="skip the transformers columns")
     ap.add_argument("--bundled-seeds", type=int, default=3)
+    ap.add_argument("--prompts", default="", help="comma-separated prompt names (default: all): " + ", ".join(PROMPTS))
     ap.add_argument("--quick", action="store_true", help="one repeat, 48 tokens, one bundled seed")
     args = ap.parse_args()
     if args.quick:

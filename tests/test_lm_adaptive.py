@@ -107,16 +107,54 @@ def test_a_model_draft_measures_plain_steps_first_then_drafts():
     assert a.choose(100) > 0  # now the drafting side gets measured
 
 
-def test_prompt_lookup_acceptance_is_kept_per_match_length():
+def test_prompt_lookup_acceptance_is_kept_per_agreement_length():
     a = AutoGamma(max_gamma=8)
     a.observe(0, 0, 0.0, 0.010)
     for _ in range(10):
-        a.observe(4, 4, 0.0001, 0.016, match=3)  # long matches: all accepted
-        a.observe(4, 0, 0.0001, 0.016, match=1)  # one-token matches: none
+        a.observe(4, 4, 0.0001, 0.016, match=3)  # contexts that agreed for 3 tokens: all accepted
+        a.observe(4, 0, 0.0001, 0.016, match=1)  # one-token agreements: none
     assert a.acceptance(3) > 0.9 and a.acceptance(1) < 0.1
     assert a.choose(100, run=list(range(8)), match=3) >= 4
     assert a.choose(100, run=list(range(8)), match=1) <= 1
     assert a.choose(100, run=[5], match=3) <= 1  # never more than the run proposes
+
+
+def test_an_untested_longer_agreement_borrows_from_the_shorter_ones_but_data_wins():
+    a = AutoGamma()
+    for _ in range(6):
+        a.observe(1, 1, 0.0001, 0.016, match=2)  # successes after 2 agreeing tokens (bucket of 2 only)
+    r2 = a.agreement_rate(2)
+    assert r2 > 0.8
+    assert all(a.agreement_rate(m) >= r2 for m in range(3, 80))  # untested: never rated below a shorter one
+    for _ in range(6):
+        a.observe(1, 0, 0.0001, 0.016, match=20)  # but failures at 20 count there
+    assert a.agreement_rate(20) < 0.4 < r2
+    fresh = AutoGamma()  # nothing seen: the prior m / (m + 3) at each bucket's middle
+    assert fresh.agreement_rate(1) == pytest.approx(1 / 4) and fresh.agreement_rate(3) == pytest.approx(3 / 6)
+
+
+def test_a_copy_in_progress_earns_long_runs_and_free_text_stops_drafting():
+    """A replay in plain steps of 10 ms: a copy (every draft accepted) climbs past 16 drafts; misses stop it."""
+    verify = lambda g: 0.010 * (1.4 + 0.03 * g) if g else 0.010  # noqa: E731 (a CPU-like verify cost)
+    copy, free = AutoGamma(), AutoGamma()
+    for a in (copy, free):
+        a.observe(0, 0, 0.0, verify(0))
+    m, picks = 3, []
+    for _ in range(6):
+        g = copy.choose(200, run=list(range(64)), match=m)
+        picks.append(g)
+        copy.observe(g, g, 0.0001, verify(g), match=m)
+        m = min(m + g + 1, 64)
+    assert max(picks) > 16, picks
+    for _ in range(8):
+        g = free.choose(200, run=list(range(64)), match=1)
+        if g:
+            free.observe(g, 0, 0.0001, verify(g), match=1)
+        else:
+            free.observe(0, 0, 0.0, verify(0))
+    later = [free.choose(200, run=list(range(64)), match=1) for _ in range(3)]
+    assert later == [0, 0, 0]
+    assert max(free.choose(200, run=list(range(64)), match=1) for _ in range(40)) <= free.probe_max  # probes stay small
 
 
 def test_expected_tokens_with_one_acceptance_everywhere_is_the_geometric_sum():

@@ -193,3 +193,50 @@ def test_the_chi_square_test_catches_a_wrong_rejection_rule(toy_target):
     pair = Pair(toy_target, PromptLookupModel(V))
     counts, _, _ = _sample(pair, _KeepXOnRejection(), PROMPTS[1], 5_000)
     assert _chi_square_p(counts, probs, 5_000) < ALPHA
+
+
+def test_the_run_comes_from_the_occurrence_whose_context_agrees_longest():
+    """Two earlier "5 1 2" (the 3-gram suffix); the older one is preceded by 7 as the text is: it wins."""
+    A, B = 40, 41
+    toks = [7, 5, 1, 2, A, A, 8, 5, 1, 2, B, B, 7, 5, 1, 2]
+    s = PromptLookupModel(vocab_size=50).session(toks)
+    run, agreed = s.propose_run(2)
+    assert run == [A, A] and agreed == 4
+    toks[12] = 9  # now neither context agrees beyond the suffix: the most recent occurrence wins
+    run, agreed = PromptLookupModel(vocab_size=50).session(toks).propose_run(2)
+    assert run == [B, B] and agreed == 3
+
+
+def test_agreement_counts_back_from_the_end_and_is_capped():
+    assert prompt_lookup.agreement([1, 2, 3, 1, 2, 3], 3) == 3
+    assert prompt_lookup.agreement([4, 2, 3, 1, 2, 3], 3) == 2
+    long = list(range(100)) * 2
+    assert prompt_lookup.agreement(long, 100) == prompt_lookup.AGREEMENT_CAP
+
+
+def test_a_run_is_cut_after_the_end_token_when_the_engine_stops_there():
+    """The prompt holds the end token (2) with text after it: no run reaches past it; outputs equal plain decoding."""
+    from types import SimpleNamespace
+
+    from specviz.lm.adaptive import FixedGamma
+
+    class Spy(FixedGamma):
+        def choose(self, room, run=None, match=None):
+            runs.append(list(run or []))
+            return super().choose(room, run, match)
+
+    target = NGramModel.random(6, order=1, seed=3, concentration=0.3, name="target")
+    pair = Pair(target, PromptLookupModel(vocab_size=6))
+    pair.tokenizer = SimpleNamespace(eos_token_id=2, decode=lambda ids, **kw: " ".join(map(str, ids)))
+    prompt = [1, 3, 2, 4, 5, 1, 3, 2, 4, 5, 0, 1, 3, 4, 5, 0, 1] * 2  # the end token, with text after it
+    for stop in (True, False):
+        runs = []
+        r = speculative_generate(pair, prompt, 40, Spy(8), temperature=0, stop_at_eos=stop)
+        plain = autoregressive_generate(pair, prompt, 40, temperature=0, stop_at_eos=stop)
+        assert r.new_ids == plain.new_ids
+        with_end = [run for run in runs if 2 in run]
+        assert with_end, "the test needs a run that reaches the end token"
+        if stop:
+            assert all(run.index(2) == len(run) - 1 for run in with_end), with_end
+        else:
+            assert any(run.index(2) < len(run) - 1 for run in with_end)  # without the stop, runs go on past it

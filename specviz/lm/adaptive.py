@@ -6,24 +6,30 @@
   a per-g running mean, filled in between by a straight-line fit; before anything is
   measured, a slope of `prior_slope` plain steps per extra token;
 * the draft's time per drafted token (a model draft) or per lookup (prompt lookup);
-* the acceptance of the first draft c_0 (kept per match length for prompt lookup, one figure
-  for a model draft) and the conditional acceptance c_i at each deeper position i given that
-  0..i-1 were accepted (sglang's conditional per-position rate), Beta-smoothed; a position
-  not tested yet borrows from the nearest tested one. Keeping the positions apart matters for
-  prompt lookup: once a copied passage matches, the next tokens tend to match too, which a
-  single per-token rate would miss.
+* the acceptance of each drafted position. For prompt lookup it is kept by *agreement*: how
+  many tokens before the proposal's source already equal the end of the text (`propose_run`
+  measures it). A proposal whose context agreed for m tokens is accepted at an estimated rate
+  c(m), counted per bucket of m and Beta-smoothed towards a prior m / (m + 3) that rises with m;
+  each accepted draft lengthens the agreement by one, so a copy in progress earns long runs
+  (up to 64 drafts) while free text, whose agreements stay short and fail, stops drafting. For
+  a model draft: the acceptance of the first draft c_0 and the conditional acceptance c_i at
+  each deeper position i given that 0..i-1 were accepted (sglang's conditional per-position
+  rate), Beta-smoothed; a position not tested yet borrows from the nearest tested one.
 
 Drafting g tokens then emits E(g) = 1 + c_0 + c_0 c_1 + ... + c_0 ... c_{g-1} tokens in
 draft(g) + verify(g) seconds (with one rate a for every position: 1 + a + ... + a^g); the
 chooser takes the g in 0..max_gamma with the most tokens per second, where g = 0 is a plain
 target step at the plain decoding rate (for prompt lookup a draft must promise `draft_margin`,
-20 %, more than a plain step: estimates made from a few noisy steps err, and on text that
-does not repeat itself a wasted verify step costs far more than a missed chance; in a replay
-of the benchmark's five prompts with step times drawn around a measured cost curve, the margin
-lifted free text and explanation by about 1 % and cost copy and edit nothing). When nothing pays it drafts nothing, and it probes
-(with the number of drafts the model rates best) after 4, 8, 16, ... steps of zero (back to
-4 after a drafting step that beat a plain step), so a run that starts to repeat itself is
-noticed. Prompt lookup starts by trying up to 4 of its run.
+30 %, more than a plain step: estimates made from a few noisy steps err, and on text that
+does not repeat itself a wasted verify step costs far more than a missed chance). When
+nothing pays it drafts nothing, and it probes (with at most `probe_max` = 4 drafts, the
+number the model rates best) after 4, 8, 16, ... steps of zero (back to 4 after a drafting
+step that beat a plain step), so a run that starts to repeat itself is noticed. Prompt
+lookup starts by trying up to 4 of its run. The constants (prior m / (m + 3) with 2
+pseudo-drafts, the 30 % margin, probes of at most 4) were chosen in a noise-free replay of
+the benchmark's five prompts (greedy outputs recorded once, step costs from SmolLM2's measured
+verify-cost curve on this project's CPU, 10 % noise per step); neighbouring settings moved no
+prompt by more than a few per cent.
 For a model draft the cost model picks how many to draft, but whether to draft at all is
 decided by the measured tokens per second of its drafting steps against its plain steps
 (three plain steps first, then six drafting ones; a switch needs a 3 % better rate; the
@@ -76,6 +82,16 @@ __all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_c
 
 AUTO = "auto"
 MAX_GAMMA = 1_000  # the most drafts one verify step may take
+AGREEMENT_EDGES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # bucket j holds agreements in [edge j-1, edge j)
+AGREEMENT_MIDDLE = (0, 1, 2, 3, 5, 7, 10, 14, 20, 28, 40, 56, 64)  # the m that stands for bucket j in the prior
+
+
+def agreement_bucket(m: int) -> int:
+    """The bucket of an agreement length m: 0 for m < 1, ..., len(AGREEMENT_EDGES) for m >= 64."""
+    for j, edge in enumerate(AGREEMENT_EDGES):
+        if m < edge:
+            return j
+    return len(AGREEMENT_EDGES)
 
 
 class GammaChooser:
@@ -135,21 +151,25 @@ class _Mean:
 class AutoGamma(GammaChooser):
     """Each step, the γ in 0..max_gamma with the most expected tokens per second, from this run's measurements."""
 
-    max_gamma: int = 16
+    max_gamma: int = 64  # prompt lookup: a copy in progress pays for long runs
+    max_model_gamma: int = 16  # and for a model draft at most this (each drafted token costs a draft forward)
     prior_slope: float = 0.05  # verify time per extra token, in plain steps, until two γ values are measured
     name: str = AUTO
     verify: dict = field(default_factory=dict)  # g -> _Mean of verify seconds
     draft: _Mean = field(default_factory=_Mean)  # seconds per drafted token
-    first: dict = field(default_factory=dict)  # match length (None: model draft) -> [accepted, tested] at position 0
-    deeper: list = field(default_factory=list)  # position i >= 1 -> [accepted, tested], all match lengths together
+    first: dict = field(default_factory=dict)  # a model draft: {None: [accepted, tested]} at position 0
+    deeper: list = field(default_factory=list)  # a model draft: position i >= 1 -> [accepted, tested]
+    agreed: list = field(default_factory=lambda: [[0, 0] for _ in AGREEMENT_EDGES] + [[0, 0]])  # lookup, per bucket
     zero_streak: int = 0
     probe_after: int = 4
     line: tuple | None = None  # the verify line for g >= 1, see _fit
     last: int = 0
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
-    draft_margin: float = 0.2  # prompt lookup drafts only when the model expects a rate this much above plain
+    draft_margin: float = 0.3  # prompt lookup drafts only when the model expects a rate this much above plain
+    probe_max: int = 4  # a probe (a drafting step when nothing pays) drafts at most this many
     prior_acceptance: float = 0.6  # a model draft's first-draft acceptance before any is seen
-    prior_lookup: float = 0.35  # prompt lookup's (on text that does not repeat itself it is far lower)
+    prior_agreement: float = 3.0  # prompt lookup's prior acceptance after m agreeing tokens: m / (m + 3)
+    agreement_weight: float = 2.0  # pseudo-drafts behind that prior
     prior_weight: float = 4.0
     drafting: _Mean = field(default_factory=lambda: _Mean(span=32))  # tokens per drafting step
     drafting_s: _Mean = field(default_factory=lambda: _Mean(span=32))  # seconds per drafting step
@@ -159,22 +179,36 @@ class AutoGamma(GammaChooser):
 
     def __post_init__(self):
         self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=MAX_GAMMA)
+        self.max_model_gamma = integer(self.max_model_gamma, "max_model_gamma", lo=1, hi=MAX_GAMMA)
+        self.probe_max = integer(self.probe_max, "probe_max", lo=1, hi=MAX_GAMMA)
 
     def acceptance(self, match: int | None = None) -> float:
-        """Estimated acceptance of the first draft (this match length; None: a model draft).
+        """Estimated acceptance of the first draft: after `match` agreeing tokens (prompt lookup), or None (a model draft).
 
-        Beta-smoothed towards all first drafts together, which are smoothed towards
-        `prior_acceptance` with `prior_weight` pseudo-drafts (one early rejection must not stop
-        a run from drafting).
+        A model draft: Beta-smoothed towards `prior_acceptance` with `prior_weight` pseudo-drafts
+        (one early rejection must not stop a run from drafting). Prompt lookup: see `agreement_rate`.
         """
-        acc = sum(c[0] for c in self.first.values())
-        tested = sum(c[1] for c in self.first.values())
-        prior = self.prior_acceptance if match is None else self.prior_lookup
-        pooled = (acc + self.prior_weight * prior) / (tested + self.prior_weight)
-        if len(self.first) <= 1:  # one kind of draft so far: the pooled figure is its own
-            return pooled
-        a, t = self.first.get(match, (0, 0))
-        return (a + 2.0 * pooled) / (t + 2.0)
+        if match is not None:
+            return self.agreement_rate(match)
+        acc, tested = self.first.get(None, (0, 0))
+        return (acc + self.prior_weight * self.prior_acceptance) / (tested + self.prior_weight)
+
+    def agreement_rate(self, m: int) -> float:
+        """Prompt lookup: estimated acceptance of a proposal whose context agreed with its source for m tokens.
+
+        Counted per bucket of m (1, 2, 3, 4-5, 6-7, 8-11, ..., 64+), each Beta-smoothed with
+        `agreement_weight` pseudo-drafts towards a prior that rises with m, m / (m + 3), and is
+        never below the estimate of the bucket under it (a longer agreement is no worse a sign):
+        on free text the short agreements learn a low rate and the drafts stop; in a copy the
+        rate climbs with every token that holds.
+        """
+        est = 0.0
+        for j in range(agreement_bucket(m) + 1):
+            r = AGREEMENT_MIDDLE[j]
+            prior = max(r / (r + self.prior_agreement), est)
+            acc, tested = self.agreed[j]
+            est = (acc + self.agreement_weight * prior) / (tested + self.agreement_weight)
+        return est
 
     def conditionals(self, first: float, g: int) -> list:
         """[c_0, ..., c_{g-1}]: c_0 = `first`, c_i the acceptance at position i given 0..i-1 were accepted.
@@ -193,9 +227,17 @@ class AutoGamma(GammaChooser):
         return out
 
     def expected(self, top: int, match: int | None = None) -> list:
-        """Expected tokens from a step with g = 0..top drafts: 1 + c_0 + c_0 c_1 + ... (chained acceptances)."""
+        """Expected tokens from a step with g = 0..top drafts: 1 + c_0 + c_0 c_1 + ... (chained acceptances).
+
+        Prompt lookup: c_i is the rate after match + i agreeing tokens (each accepted draft
+        lengthens the agreement). A model draft: `conditionals`.
+        """
+        if match is not None:
+            cs = [self.agreement_rate(match + i) for i in range(top)]
+        else:
+            cs = self.conditionals(self.acceptance(None), top)
         out, run = [1.0], 1.0
-        for c in self.conditionals(self.acceptance(match), top):
+        for c in cs:
             run *= c
             out.append(out[-1] + run)
         return out
@@ -253,7 +295,9 @@ class AutoGamma(GammaChooser):
         return out
 
     def choose(self, room, run=None, match=None) -> int:
-        top = min(self.max_gamma, room, len(run) if run is not None else room)
+        top = (
+            min(self.max_gamma, room, len(run)) if run is not None else min(self.max_gamma, self.max_model_gamma, room)
+        )
         if top <= 0:
             return 0
         if not self.verify:  # nothing measured: a lookup tries its run, a model draft measures a plain step first
@@ -268,7 +312,8 @@ class AutoGamma(GammaChooser):
             if self.zero_streak >= self.probe_after:  # look again: the best number of drafts the model sees
                 self.zero_streak = 0
                 self.probe_after = min(2 * self.probe_after, 256)
-                return max(range(1, len(rates)), key=lambda g: (rates[g], -g))
+                cap = min(len(rates) - 1, self.probe_max)  # a cheap look: a probe that fails costs little
+                return max(range(1, cap + 1), key=lambda g: (rates[g], -g))
             return 0
         self.zero_streak = 0
         return best
@@ -311,15 +356,21 @@ class AutoGamma(GammaChooser):
         self.drafting_s.add(draft_s + verify_s)
         self._fit()
         self.draft.add(draft_s / gamma)
-        c = self.first.setdefault(match, [0, 0])
-        c[0] += accepted > 0
-        c[1] += 1
-        while len(self.deeper) < gamma - 1:
-            self.deeper.append([0, 0])
-        for i in range(1, min(accepted + 1, gamma)):  # positions 1..k verified (k = accepted, capped at γ - 1)
-            d = self.deeper[i - 1]
-            d[0] += accepted > i
-            d[1] += 1
+        if match is not None:  # prompt lookup: positions 0..k tested (k = accepted, capped at γ - 1)
+            for i in range(min(accepted + 1, gamma)):
+                c = self.agreed[agreement_bucket(match + i)]
+                c[0] += i < accepted
+                c[1] += 1
+        else:
+            c = self.first.setdefault(None, [0, 0])
+            c[0] += accepted > 0
+            c[1] += 1
+            while len(self.deeper) < gamma - 1:
+                self.deeper.append([0, 0])
+            for i in range(1, min(accepted + 1, gamma)):  # positions 1..k verified (k = accepted, capped at γ - 1)
+                d = self.deeper[i - 1]
+                d[0] += accepted > i
+                d[1] += 1
         plain = self.verify.get(0)
         if plain is not None and plain.value > 0 and (accepted + 1.0) / (draft_s + verify_s) > 1.0 / plain.value:
             self.probe_after = 4  # this drafting step beat a plain step: look again soon after the next zero

@@ -383,6 +383,9 @@ class SpeculativeEngine:
                 if lookup and room > 0:
                     D.read(seq[D.length :])
                     run, match = D.propose_run(min(room, chooser.max_gamma))
+                    end = next((i for i, t in enumerate(run) if t in eos), None)
+                    if end is not None:  # a run that ends the turn: what follows the end token would be wasted
+                        run = run[: end + 1]
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
                 if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g <= room:

@@ -1,9 +1,10 @@
 """Prompt-lookup drafting: a draft "model" that proposes what followed the last occurrence of the current suffix.
 
 The draft needs no weights. The engine asks a session for a whole run at once
-(`propose_run`): the tokens that followed the most recent earlier occurrence of the longest
-matching suffix (3 tokens, else 2, else 1), as many as the step may verify, in one dictionary
-lookup. Token by token (`feed`, `next_logits`, for other engines), after reading t_1..t_n it takes the suffix
+(`propose_run`): the tokens that followed an earlier occurrence of the longest matching
+suffix (3 tokens, else 2, else 1) — of its last 8 occurrences, the one whose context agrees
+with the end of the text for longest — as many as the step may verify, in one dictionary
+lookup and a short backward comparison. Token by token (`feed`, `next_logits`, for other engines), after reading t_1..t_n it takes the suffix
 (t_{n-2}, t_{n-1}, t_n), finds the most recent *earlier* place where those three tokens
 occurred, and proposes the token that followed them there; failing that it tries the
 last two tokens, then the last one. When nothing matches it has no proposal, and its
@@ -18,8 +19,9 @@ This is the drafting that vLLM calls `ngram` (`speculative_config={"method": "ng
 src/transformers/generation/candidate_generator.py, transformers 5.24.0), after
 A. Saxena's prompt-lookup decoding (github.com/apoorvumang/prompt-lookup-decoding). One
 difference: transformers copies the block after the *first* (leftmost) match of the
-longest n-gram; here the block comes from the most *recent* match, so a copy in progress
-follows the latest repetition.
+longest n-gram (at most 2 tokens by default); here the block comes from the recent match
+whose context agrees longest with the text, so a copy in progress follows the passage it is
+copying, and the engine also learns how far the text has agreed (see `agreement`).
 
 **Why the output is still exactly the target's distribution.** The draft distribution q
 is one-hot: q(x) = 1 for the proposed token x, 0 elsewhere (its logits are 0 at x and
@@ -115,25 +117,32 @@ class PromptLookupSession(Session):
             self._update()
 
     def propose_run(self, limit: int) -> tuple[list, int | None]:
-        """(up to `limit` proposed tokens, the length of the suffix that matched) in one lookup.
+        """(up to `limit` proposed tokens, how far the text agrees with the source) in one lookup.
 
-        The longest suffix (max_ngram tokens, then fewer) that occurred before wins; the run is
-        what followed its most recent occurrence, or, when the history ends before `limit`
-        tokens there, the occurrence (of the last 8) that gives the longest run. ([], None) when
-        nothing matches.
+        The longest suffix (max_ngram tokens, then fewer) that occurred before selects the
+        candidate places: the last 8 of its earlier occurrences. Of these, the one whose
+        preceding tokens agree with the end of the history for longest wins (the "longest
+        match first"; ties go to the longer run, then the most recent). The run is what
+        followed it, and the second number is that agreement: how many tokens before the
+        run equal the last tokens of the history (at least the suffix length, at most
+        `AGREEMENT_CAP`). A long agreement means a copy in progress, which is what
+        `AutoGamma` keys its acceptance estimate on. ([], None) when nothing matches.
         """
         toks = self._ids
-        for n in range(min(self.model.max_ngram, len(toks)), self.model.min_ngram - 1, -1):
+        end = len(toks)
+        for n in range(min(self.model.max_ngram, end), self.model.min_ngram - 1, -1):
             after = self._after.get(tuple(toks[-n:]))
             if after:
-                best = after[-1]
+                best, best_key = None, None
                 for pos in reversed(after[-8:]):  # most recent first
-                    if len(toks) - pos >= limit:
-                        best = pos
-                        break
-                    if len(toks) - pos > len(toks) - best:
-                        best = pos
-                return toks[best : best + limit], n
+                    if pos >= end:
+                        continue
+                    key = (agreement(toks, pos, n), min(end - pos, limit))
+                    if best_key is None or key > best_key:
+                        best, best_key = pos, key
+                if best is None:
+                    continue
+                return toks[best : best + limit], best_key[0]
         return [], None
 
     def _lookup(self) -> int | None:
@@ -232,6 +241,21 @@ class PromptLookupModel(LanguageModel):
         return (
             f"PromptLookupModel(vocab_size={self.vocab_size}, max_ngram={self.max_ngram}, min_ngram={self.min_ngram})"
         )
+
+
+AGREEMENT_CAP = 64  # the longest agreement propose_run measures (a longer copy predicts no better)
+
+
+def agreement(toks: list, pos: int, known: int = 0) -> int:
+    """How many tokens before `pos` equal the last tokens of `toks` (the first `known` are known to), capped.
+
+    >>> agreement([7, 1, 2, 3, 9, 1, 2], 3)   # "1 2" precedes position 3 and ends the list
+    2
+    """
+    k, end = known, len(toks)
+    while k < AGREEMENT_CAP and pos - 1 - k >= 0 and toks[pos - 1 - k] == toks[end - 1 - k]:
+        k += 1
+    return k
 
 
 def _id_list(ids) -> list:
