@@ -74,6 +74,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from ..checks import integer
@@ -88,10 +89,7 @@ AGREEMENT_MIDDLE = (0, 1, 2, 3, 5, 7, 10, 14, 20, 28, 40, 56, 64)  # the m that 
 
 def agreement_bucket(m: int) -> int:
     """The bucket of an agreement length m: 0 for m < 1, ..., len(AGREEMENT_EDGES) for m >= 64."""
-    for j, edge in enumerate(AGREEMENT_EDGES):
-        if m < edge:
-            return j
-    return len(AGREEMENT_EDGES)
+    return bisect.bisect_right(AGREEMENT_EDGES, m)
 
 
 class GammaChooser:
@@ -202,13 +200,16 @@ class AutoGamma(GammaChooser):
         on free text the short agreements learn a low rate and the drafts stop; in a copy the
         rate climbs with every token that holds.
         """
-        est = 0.0
-        for j in range(agreement_bucket(m) + 1):
-            r = AGREEMENT_MIDDLE[j]
+        return self.agreement_rates()[agreement_bucket(m)]
+
+    def agreement_rates(self) -> list:
+        """The estimate of every agreement bucket, shortest first (see `agreement_rate`)."""
+        out, est = [], 0.0
+        for r, (acc, tested) in zip(AGREEMENT_MIDDLE, self.agreed):
             prior = max(r / (r + self.prior_agreement), est)
-            acc, tested = self.agreed[j]
             est = (acc + self.agreement_weight * prior) / (tested + self.agreement_weight)
-        return est
+            out.append(est)
+        return out
 
     def conditionals(self, first: float, g: int) -> list:
         """[c_0, ..., c_{g-1}]: c_0 = `first`, c_i the acceptance at position i given 0..i-1 were accepted.
@@ -233,7 +234,8 @@ class AutoGamma(GammaChooser):
         lengthens the agreement). A model draft: `conditionals`.
         """
         if match is not None:
-            cs = [self.agreement_rate(match + i) for i in range(top)]
+            rates = self.agreement_rates()
+            cs = [rates[agreement_bucket(match + i)] for i in range(top)]
         else:
             cs = self.conditionals(self.acceptance(None), top)
         out, run = [1.0], 1.0
