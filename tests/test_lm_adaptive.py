@@ -189,3 +189,15 @@ def test_as_chooser_accepts_the_three_forms():
     assert as_chooser(3).choose(10) == 3 and as_chooser(3).choose(2) == 2
     c = FixedGamma(5)
     assert as_chooser(c) is c and c.choose(10, run=[1, 2]) == 2
+
+
+def test_prompt_lookup_grows_into_long_runs_only_as_the_text_copies():
+    """One 3-token match on free text must not buy a 30-token verify: at most 4x the longest accepted run."""
+    a = AutoGamma()
+    a.observe(0, 0, 0.0, 0.010)
+    for _ in range(3):
+        a.observe(2, 1, 0.0001, 0.014, match=1)  # runs of one accepted draft
+    assert a.longest == 1
+    assert a.choose(200, run=list(range(64)), match=40) <= max(a.probe_max, 4)
+    a.observe(4, 4, 0.0001, 0.016, match=40)
+    assert a.choose(200, run=list(range(64)), match=44) <= 16

@@ -25,7 +25,10 @@ does not repeat itself a wasted verify step costs far more than a missed chance)
 nothing pays it drafts nothing, and it probes (with at most `probe_max` = 4 drafts, the
 number the model rates best) after 4, 8, 16, ... steps of zero (back to 4 after a drafting
 step that beat a plain step), so a run that starts to repeat itself is noticed. Prompt
-lookup starts by trying up to 4 of its run. The constants (prior m / (m + 3) with 2
+lookup starts by trying up to 4 of its run, and never drafts more than 4 times the longest
+run accepted so far (4, 16, 64 in a copy): the deep end of a run is priced by a prior until
+the text has shown it copies that far, and on free text one 3-token match must not buy a
+30-token verify. The constants (prior m / (m + 3) with 2
 pseudo-drafts, the 30 % margin, probes of at most 4) were chosen in a noise-free replay of
 the benchmark's five prompts (greedy outputs recorded once, step costs from SmolLM2's measured
 verify-cost curve on this project's CPU, 10 % noise per step); neighbouring settings moved no
@@ -165,6 +168,8 @@ class AutoGamma(GammaChooser):
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
     draft_margin: float = 0.3  # prompt lookup drafts only when the model expects a rate this much above plain
     probe_max: int = 4  # a probe (a drafting step when nothing pays) drafts at most this many
+    growth: float = 4.0  # prompt lookup drafts at most this many times the longest run accepted so far
+    longest: int = 0  # the most drafts one step of this run has had accepted
     prior_acceptance: float = 0.6  # a model draft's first-draft acceptance before any is seen
     prior_agreement: float = 3.0  # prompt lookup's prior acceptance after m agreeing tokens: m / (m + 3)
     agreement_weight: float = 2.0  # pseudo-drafts behind that prior
@@ -352,6 +357,7 @@ class AutoGamma(GammaChooser):
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
         self.verify.setdefault(gamma, _Mean()).add(verify_s)
         self.last = gamma
+        self.longest = max(self.longest, accepted)
         if gamma == 0:
             return
         self.drafting.add(accepted + 1.0)
