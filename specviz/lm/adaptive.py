@@ -302,9 +302,10 @@ class AutoGamma(GammaChooser):
         return out
 
     def choose(self, room, run=None, match=None) -> int:
-        top = (
-            min(self.max_gamma, room, len(run)) if run is not None else min(self.max_gamma, self.max_model_gamma, room)
-        )
+        if run is not None:  # the unknown deep end of a run is priced by a prior: grow into it step by step
+            top = min(self.max_gamma, room, len(run), max(self.probe_max, int(self.growth * self.longest)))
+        else:
+            top = min(self.max_gamma, self.max_model_gamma, room)
         if top <= 0:
             return 0
         if not self.verify:  # nothing measured: a lookup tries its run, a model draft measures a plain step first
