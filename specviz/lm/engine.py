@@ -395,12 +395,15 @@ class SpeculativeEngine:
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
                 rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
                 rec.draft_s += lookup_s
-                if fed:  # the first step of a run may read nothing new (the prompt's logits): no timing to learn
-                    chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s, match)
                 emitted = rec.emitted
                 seq += emitted
                 result.new_ids += emitted
                 result.steps.append(rec)
+                if fed:  # the first step of a run may read nothing new (the prompt's logits): no timing to learn
+                    # the chooser pays for the whole step: this loop's own work (choosing, sampling, records)
+                    # costs the same at every γ, so leaving it out would make plain steps look cheaper than they are
+                    loop_s = max(time.perf_counter() - t0 - rec.draft_s - rec.verify_s, 0.0)
+                    chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s + loop_s, match)
                 if on_step is not None and on_step(rec) is False:
                     result.stopped = True
                     result.finish_reason = "abort"
