@@ -24,12 +24,15 @@ target step at the plain decoding rate (for prompt lookup a draft must promise `
 does not repeat itself a wasted verify step costs far more than a missed chance). When
 nothing pays it drafts nothing, and it probes (with at most `probe_max` = 4 drafts, the
 number the model rates best) after 4, 8, 16, ... steps of zero (back to 4 after a drafting
-step that beat a plain step), so a run that starts to repeat itself is noticed. Prompt
-lookup starts by trying up to 4 of its run, and never drafts more than 4 times the longest
+step that beat a plain step), at the first proposal whose context agrees for 3 tokens or
+more (a one-token match is too weak a sign to pay for a look), so a run that starts to
+repeat itself is noticed. Prompt lookup starts by trying up to 4 of its run when its context
+agrees for 2 tokens or more (else with a plain step), and never drafts more than 4 times the longest
 run accepted so far (4, 16, 64 in a copy): the deep end of a run is priced by a prior until
 the text has shown it copies that far, and on free text one 3-token match must not buy a
 30-token verify. The constants (prior m / (m + 3) with 2
-pseudo-drafts, the 30 % margin, probes of at most 4) were chosen in a noise-free replay of
+pseudo-drafts, the 30 % margin, probes of at most 4 at agreements of 3 or more, the first
+step at 2 or more, growth by at most 4x) were chosen in a noise-free replay of
 the benchmark's five prompts (greedy outputs recorded once, step costs from SmolLM2's measured
 verify-cost curve on this project's CPU, 10 % noise per step); neighbouring settings moved no
 prompt by more than a few per cent.
@@ -168,6 +171,8 @@ class AutoGamma(GammaChooser):
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
     draft_margin: float = 0.3  # prompt lookup drafts only when the model expects a rate this much above plain
     probe_max: int = 4  # a probe (a drafting step when nothing pays) drafts at most this many
+    probe_agreement: int = 3  # ...and waits for a proposal whose context agrees for at least this many tokens
+    first_agreement: int = 2  # the first step tries the lookup's run only when its context agrees this far
     growth: float = 4.0  # prompt lookup drafts at most this many times the longest run accepted so far
     longest: int = 0  # the most drafts one step of this run has had accepted
     prior_acceptance: float = 0.6  # a model draft's first-draft acceptance before any is seen
@@ -308,8 +313,10 @@ class AutoGamma(GammaChooser):
             top = min(self.max_gamma, self.max_model_gamma, room)
         if top <= 0:
             return 0
-        if not self.verify:  # nothing measured: a lookup tries its run, a model draft measures a plain step first
-            return min(top, 4) if run is not None else 0
+        if not self.verify:  # nothing measured: a lookup tries its run if the context agrees, a model draft measures
+            if run is None or (match or 0) < self.first_agreement:  # a plain step first
+                return 0
+            return min(top, 4)
         rates = self.rates(top, match)
         if run is None:
             return self._choose_model_draft(rates)
@@ -317,7 +324,8 @@ class AutoGamma(GammaChooser):
         best = max(range(len(rates)), key=lambda g: (rates[g], -g))
         if best == 0:
             self.zero_streak += 1
-            if self.zero_streak >= self.probe_after:  # look again: the best number of drafts the model sees
+            due = self.zero_streak >= self.probe_after and (match or 0) >= self.probe_agreement
+            if due:  # look again (where the context agrees for a few tokens): the number of drafts the model rates best
                 self.zero_streak = 0
                 self.probe_after = min(2 * self.probe_after, 256)
                 cap = min(len(rates) - 1, self.probe_max)  # a cheap look: a probe that fails costs little
