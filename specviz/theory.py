@@ -72,6 +72,24 @@ def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray:
 def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """a(x) = min(1, p(x) / q(x)), defined as 1 where q(x) = 0 (never drafted).
 
+    This is the reference. The rule is written out again, for speed or for another
+    number type, in these places; tests/test_acceptance_references.py checks each
+    against this function (at q = 0 the value is never used, since q = 0 is never drafted,
+    and some of them choose 0 there):
+
+    - `specviz.chain.spec_chain_sample`: `u < min(1, p/q)` on the drawn drafts (numpy, vectorised).
+    - `specviz.tree.child_acceptance` (min(1, R/q) with R = p for the first child; 0 where
+      q = 0) and `specviz.tree.draft_tree` (one draw against it).
+    - `specviz.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
+      `specviz.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
+    - `specviz.widgets.live_closeup.token_closeup`: the "kept with probability" shown in its explanation
+      (1 where q = 0).
+    - `specviz.verifiers.correct_verifier`: `u < min(1, p/q)` on the drafts.
+    - `specviz.numerics.lossless_output_in`: q min(1, p/q) evaluated in a low precision
+      (1 where q = 0).
+    - `specviz.lm.engine.SpeculativeEngine`: `verify_chain_torch` on the device, and at temperature 0
+      its greedy path (one-hot p and q: a draft is kept iff it is the target's argmax).
+
     >>> acceptance_prob([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
     array([1. , 0.6, 1. ])
     """

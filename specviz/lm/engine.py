@@ -34,8 +34,10 @@ a plain target step (fate "target") and costs what a plain decoding step costs.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -481,37 +483,28 @@ class SpeculativeEngine:
         verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
         # --- the one host synchronisation of this step
         top_n = min(self.top_n, V)
-        parts = [
-            x,
-            verdict.accepted[None],
-            verdict.token[None],
-            P[:g].gather(-1, x[:, None])[:, 0],
-            Q.gather(-1, x[:, None])[:, 0],
-            torch.minimum(P[:g], Q).sum(-1),
-            bad_rows(all_rows[base : base + g + 1]),  # (γ+1,) the target's rows
-            self._draft_bad(d_logits, g, dev),  # (γ,) the draft's rows
-        ]
+        tops = {}
         if top_n:
             tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
-            parts += [tp.indices, tp.values, tq.indices, tq.values]
-        host = np.array(torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist())  # the one read
-        drafted = host[:g].astype(np.int64).tolist()
-        k, token = int(host[g]), int(host[g + 1])
-        p_x, q_x, alphas = host[g + 2 : 2 * g + 2], host[2 * g + 2 : 3 * g + 2], host[3 * g + 2 : 4 * g + 2]
-        _raise_if_bad(host[4 * g + 2 : 5 * g + 3], host[5 * g + 3 : 6 * g + 3], start, index)
+            tops = dict(top_p_ids=tp.indices, top_p=tp.values, top_q_ids=tq.indices, top_q=tq.values)
+        h = _read_once(
+            drafted=x,  # (γ,)
+            accepted=verdict.accepted,  # () drafts kept
+            token=verdict.token,  # () replacement or bonus token, -1 for none
+            p_x=P[:g].gather(-1, x[:, None])[:, 0],  # (γ,) p of each draft
+            q_x=Q.gather(-1, x[:, None])[:, 0],  # (γ,) q of each draft
+            alphas=torch.minimum(P[:g], Q).sum(-1),  # (γ,) Σ min(p, q) at each draft position
+            target_bad=bad_rows(all_rows[base : base + g + 1]),  # (γ+1,) the target's rows
+            draft_bad=self._draft_bad(d_logits, g, dev),  # (γ,) the draft's rows
+            **tops,  # (γ+1, top_n) and (γ, top_n)
+        )
+        drafted = h.drafted.astype(np.int64).tolist()
+        k, token = int(h.accepted), int(h.token)
+        _raise_if_bad(h.target_bad, h.draft_bad, start, index)
         top_p, top_q = [], []
         if top_n:
-            o = 6 * g + 3
-            ti, tv = (
-                host[o : o + (g + 1) * top_n].reshape(g + 1, top_n),
-                host[o + (g + 1) * top_n : o + 2 * (g + 1) * top_n],
-            )
-            tv = tv.reshape(g + 1, top_n)
-            o += 2 * (g + 1) * top_n
-            qi = host[o : o + g * top_n].reshape(g, top_n)
-            qv = host[o + g * top_n : o + 2 * g * top_n].reshape(g, top_n)
-            top_p = [_pairs(ti[j], tv[j]) for j in range(k + 1)]
-            top_q = [_pairs(qi[j], qv[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else [])
+            top_p = [_pairs(h.top_p_ids[j], h.top_p[j]) for j in range(k + 1)]
+            top_q = [_pairs(h.top_q_ids[j], h.top_q[j]) for j in range(min(k + 1, g))] + ([[]] if k == g else [])
         # --- roll both caches back to the accepted prefix
         self.rollback(T, n + k, all_rows[base + k])
         self.rollback(D, n + k, d_logits[k] if k < len(d_logits) else None)
@@ -522,12 +515,12 @@ class SpeculativeEngine:
             index=index,
             start=start,
             drafted=drafted,
-            q_drafted=q_x.tolist(),
-            p_drafted=p_x.tolist(),
+            q_drafted=h.q_x.tolist(),
+            p_drafted=h.p_x.tolist(),
             accepted=k,
             token=None if token < 0 else token,
             kind=kind,
-            alphas=alphas[: min(k + 1, g)].tolist(),
+            alphas=h.alphas[: min(k + 1, g)].tolist(),
             top_p=top_p,
             top_q=top_q,
             draft_s=draft_s,
@@ -563,19 +556,23 @@ class SpeculativeEngine:
         am = logits.argmax(-1)  # (γ+1,) the target's greedy tokens
         k_dev = (am[:g] == x).long().cumprod(0).sum()  # drafts accepted before the first mismatch
         top_n = min(self.top_n, logits.shape[-1])
-        parts = [x, k_dev[None], am, bad_rows(logits), self._draft_bad(d_logits, g, logits.device)]
-        if top_n:
-            parts.append(logits.topk(top_n, dim=-1).indices.reshape(-1))  # (γ+1) * top_n
-        host = torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist()  # the one read
-        drafted = [int(v) for v in host[:g]]
-        k = int(host[g])
-        greedy = [int(v) for v in host[g + 1 : 2 * g + 2]]
-        _raise_if_bad(host[2 * g + 2 : 3 * g + 3], host[3 * g + 3 : 4 * g + 3], start, index)
+        tops = dict(top_p_ids=logits.topk(top_n, dim=-1).indices) if top_n else {}  # (γ+1, top_n)
+        h = _read_once(
+            drafted=x,  # (γ,)
+            accepted=k_dev,  # () drafts kept
+            greedy=am,  # (γ+1,) the target's argmaxes
+            target_bad=bad_rows(logits),  # (γ+1,)
+            draft_bad=self._draft_bad(d_logits, g, logits.device),  # (γ,)
+            **tops,
+        )
+        drafted = h.drafted.astype(np.int64).tolist()
+        k = int(h.accepted)
+        greedy = h.greedy.astype(np.int64).tolist()
+        _raise_if_bad(h.target_bad, h.draft_bad, start, index)
         top_p, top_q = [], []
         if top_n:
-            ids = host[4 * g + 3 :]
             for j in range(k + 1):
-                rest = [int(i) for i in ids[j * top_n : (j + 1) * top_n] if int(i) != greedy[j]]
+                rest = [int(i) for i in h.top_p_ids[j] if int(i) != greedy[j]]
                 top_p.append([(greedy[j], 1.0)] + [(i, 0.0) for i in rest[: top_n - 1]])
             top_q = [[(drafted[j], 1.0)] for j in range(min(k + 1, g))] + ([[]] if k == g else [])
         p_x = [1.0 if drafted[j] == greedy[j] else 0.0 for j in range(g)]
@@ -606,14 +603,14 @@ class SpeculativeEngine:
         P = probs_on_device(logits, s)  # (1, V)
         y = categorical_torch(P, gen)  # (1,)
         top_n = min(self.top_n, P.shape[-1])
-        parts = [y, bad_rows(logits[None])]
+        tops = {}
         if top_n:
             tp = P[0].topk(top_n)
-            parts += [tp.indices, tp.values]
-        host = torch.cat([t.to(torch.float64) for t in parts]).tolist()  # the one read
-        if host[1]:
+            tops = dict(top_p_ids=tp.indices, top_p=tp.values)
+        h = _read_once(token=y[0], target_bad=bad_rows(logits[None])[0], **tops)
+        if h.target_bad:
             raise _non_finite("target", start, index)
-        top_p = [_pairs(host[2 : 2 + top_n], host[2 + top_n :])] if top_n else []
+        top_p = [_pairs(h.top_p_ids, h.top_p)] if top_n else []
         clock.mark()
         draft_s, verify_s = clock.seconds()
         return StepRecord(
@@ -623,7 +620,7 @@ class SpeculativeEngine:
             q_drafted=[],
             p_drafted=[],
             accepted=0,
-            token=int(host[0]),
+            token=int(h.token),
             kind="target",
             alphas=[],
             top_p=top_p,
@@ -666,6 +663,27 @@ def _raise_if_bad(target_flags, draft_flags, start: int, index: int) -> None:
         raise _non_finite("draft", start + jd, index)
     if jt is not None:
         raise _non_finite("target", start + jt, index)
+
+
+def _read_once(**named: torch.Tensor) -> SimpleNamespace:
+    """Named device tensors brought to the host in one transfer, each back as a float64 array of its own shape.
+
+    The tensors are flattened, cast to float64 (exact for token ids below 2^53) and
+    concatenated on the device; the one `.tolist()` is the step's host read, and the
+    sizes recorded here split it back by name.
+
+    >>> h = _read_once(ids=torch.tensor([3, 1]), k=torch.tensor(1), rows=torch.eye(2))
+    >>> h.ids.tolist(), int(h.k), h.rows.shape
+    ([3.0, 1.0], 1, (2, 2))
+    """
+    shapes = {name: tuple(t.shape) for name, t in named.items()}
+    flat = torch.cat([t.reshape(-1).to(torch.float64) for t in named.values()]).tolist()  # the one read
+    host, out, o = np.array(flat, dtype=np.float64), {}, 0
+    for name, shape in shapes.items():
+        n = math.prod(shape)
+        out[name] = host[o : o + n].reshape(shape)
+        o += n
+    return SimpleNamespace(**out)
 
 
 def _pairs(ids, probs) -> list:
