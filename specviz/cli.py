@@ -555,6 +555,16 @@ def require(module: str, what: str) -> None:
         raise CliError(f"{what} is not installed: pip install 'specviz[apps]'")
 
 
+def missing_extra(err: ImportError) -> CliError:
+    """The one line for a package of an extra that is not installed (never a traceback)."""
+    name = (err.name or "").split(".")[0]
+    if name == "prometheus_client":  # a dependency of the plain install, missing from a partial one
+        return CliError(f"{name} is not installed: pip install {name}")
+    extra = "apps" if name in ("jupyterlab", "notebook", "voila", "jupytext") else "lm"
+    what = f"{name} is not installed" if name else str(err).splitlines()[0]
+    return CliError(f"{what}: pip install 'specviz[{extra}]'")
+
+
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     """`specviz lab`: JupyterLab on the notebooks; refuses an open server on a non-loopback address."""
     require("jupyterlab", "JupyterLab")
@@ -778,8 +788,11 @@ def cmd_run(args, extra=()) -> int:
     """`specviz run`: load the pair, compare, print (text or --json). Bad input exits 2 with one line."""
     import json
 
-    from specviz.lm.loading import load_pair
-    from specviz.lm.run import compare, format_report
+    try:
+        from specviz.lm.loading import load_pair
+        from specviz.lm.run import compare, format_report
+    except ImportError as e:  # the light install: no torch
+        raise missing_extra(e) from None
 
     try:
         if extra:
@@ -854,11 +867,7 @@ def cmd_vllm_stats(args, extra=()) -> int:
         raise CliError(f"`specviz vllm-stats` takes no arguments after --, got {' '.join(extra)}")
     if args.count is not None and args.watch is None:
         raise CliError("--count needs --watch SECONDS")
-    try:
-        from specviz.lm.vllm import read_vllm_metrics, watch_vllm
-    except ImportError as e:  # the light install has neither torch (specviz.lm) nor prometheus_client
-        print(f"specviz vllm-stats: error: {e}", file=sys.stderr, flush=True)
-        return 1
+    from specviz.lm.vllm import read_vllm_metrics, watch_vllm  # no torch needed
 
     def show(c):
         if args.json:
@@ -880,6 +889,9 @@ def cmd_vllm_stats(args, extra=()) -> int:
                 show(interval)
     except (ValueError, TypeError, OSError) as e:  # OSError: ConnectionError, and a closed stdout
         print(f"specviz vllm-stats: error: {' '.join(str(e).split())}", file=sys.stderr, flush=True)
+        return 1
+    except ImportError as e:  # prometheus_client missing from an older or partial install
+        print(f"specviz vllm-stats: error: {missing_extra(e)}", file=sys.stderr, flush=True)
         return 1
     except KeyboardInterrupt:
         return 0

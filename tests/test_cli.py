@@ -433,3 +433,89 @@ def test_an_installed_wheel_ships_the_notebooks(tmp_path):
     )
     assert r.returncode == 0, r.stderr[-2000:]
     assert (work / "copy" / "05_the_proof_in_three_steps.ipynb").is_file()
+
+
+# ----------------------------------------------------------------------------- without torch (the plain install)
+
+NO_TORCH = (
+    "import sys\n"
+    "for name in ('torch', 'transformers'):\n"
+    "    sys.modules[name] = None  # as on `pip install specviz`: importing them fails\n"
+    "from specviz.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print('torch loaded:', 'torch' in sys.modules and sys.modules['torch'] is not None, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_without_torch(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
+    )
+
+
+@pytest.fixture
+def metrics_server():
+    """A local HTTP server whose /metrics is a vLLM page with the four spec-decoding counters."""
+    import http.server
+    import threading
+
+    from specviz.lm.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS
+
+    labels = 'engine="0",model_name="m"'
+    lines = [f"# TYPE {DRAFTS}_total counter", f"{DRAFTS}_total{{{labels}}} 10"]
+    lines += [f"# TYPE {DRAFT_TOKENS}_total counter", f"{DRAFT_TOKENS}_total{{{labels}}} 40"]
+    lines += [f"# TYPE {ACCEPTED}_total counter", f"{ACCEPTED}_total{{{labels}}} 15"]
+    lines += [f"# TYPE {ACCEPTED_PER_POS}_total counter"]
+    lines += [f'{ACCEPTED_PER_POS}_total{{{labels},position="{p}"}} {v}' for p, v in enumerate((8, 5, 2, 0))]
+    body = ("\n".join(lines) + "\n").encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            ok = self.path == "/metrics"
+            self.send_response(200 if ok else 404)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body) if ok else 0))
+            self.end_headers()
+            if ok:
+                self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_vllm_stats_works_without_torch(metrics_server):
+    """`specviz vllm-stats URL` only reads a Prometheus page: it runs where importing torch fails."""
+    r = run_without_torch("vllm-stats", metrics_server, "--timeout", "5")
+    assert r.returncode == 0, r.stderr
+    assert f"vLLM at {metrics_server}/metrics" in r.stdout and "model m" in r.stdout, r.stdout
+    assert "Traceback" not in r.stderr and "torch loaded: False" in r.stderr
+    r = run_without_torch("vllm-stats", metrics_server, "--json", "--timeout", "5")
+    assert r.returncode == 0 and json.loads(r.stdout)["accepted_tokens"] == 15, r.stdout + r.stderr
+
+
+def test_without_torch_run_names_the_extra_in_one_line():
+    """No command prints a traceback for a missing extra: `specviz run` names `specviz[lm]` in one line."""
+    r = run_without_torch("run", "--prompt", "hi", "--max-new-tokens", "2")
+    assert r.returncode == 2, r.stdout + r.stderr
+    err = [line for line in r.stderr.splitlines() if not line.startswith("torch loaded")]
+    assert len(err) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert err[0].startswith("specviz run: error:") and "pip install 'specviz[lm]'" in err[0], err
+
+
+def test_without_torch_models_list_still_works(tmp_path):
+    r = run_without_torch("models", "list")
+    assert r.returncode == 0 and "smollm2-135m" in r.stdout, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr

@@ -484,12 +484,26 @@ def test_cli_against_hostile_servers(hostile):
     assert sum(kind == "OK" for _, kind, _ in results) == sum(c[3] == "ok" for c in CLI_CASES)
 
 
-def test_cli_without_the_lm_extra_says_so_in_one_line(hostile):
+def test_cli_without_torch_reads_the_server(hostile):
+    """vllm-stats only reads a Prometheus page: it works where importing torch fails (the plain install)."""
     code = "import sys; sys.modules['torch'] = None; from specviz.cli import main; sys.exit(main(sys.argv[1:]))"
     cmd = [sys.executable, "-c", code, "vllm-stats", hostile.url + "/good"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=REPO)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "acceptance rate 0.375" in proc.stdout, proc.stdout
+
+
+def test_cli_without_prometheus_client_says_so_in_one_line(hostile):
+    code = (
+        "import sys; sys.modules['prometheus_client'] = None; "
+        "from specviz.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    cmd = [sys.executable, "-c", code, "vllm-stats", hostile.url + "/good"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=REPO)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert re.fullmatch(r"specviz vllm-stats: error: specviz\.lm needs the \[lm\] extra.*\n", proc.stderr)
+    assert re.fullmatch(
+        r"specviz vllm-stats: error: prometheus_client is not installed: pip install \S+\n", proc.stderr
+    )
 
 
 # ------------------------------------------------------------------------------ the live app
@@ -520,7 +534,7 @@ def live_outcome(app, case: Case, url: str) -> tuple[str, str]:
 
 def test_live_app_against_hostile_servers(hostile):
     pytest.importorskip("ipywidgets")
-    from specviz.lm.vllm_live import vllm_live_app
+    from specviz.widgets.live_vllm import vllm_live_app
 
     refused = refused_url()
     app = vllm_live_app(hostile.url + "/good", timeout=5.0)
@@ -555,7 +569,7 @@ def test_live_app_against_hostile_servers(hostile):
 )
 def test_live_app_refuses_out_of_range_arguments(kwargs, expect):
     pytest.importorskip("ipywidgets")
-    from specviz.lm.vllm_live import VLLMLiveApp
+    from specviz.widgets.live_vllm import VLLMLiveApp
 
     with pytest.raises((ValueError, TypeError), match=expect):
         VLLMLiveApp(**kwargs)

@@ -135,7 +135,7 @@ def test_comparison_reports_mismatches():
 # ---------------------------------------------------------------- the project's files
 
 
-EXPECTED_CORE = {"numpy", "scipy", "plotly", "ipywidgets", "anywidget"}
+EXPECTED_CORE = {"numpy", "scipy", "plotly", "ipywidgets", "anywidget", "prometheus-client"}  # vllm-stats, no torch
 EXPECTED_RUNTIME = EXPECTED_CORE | {
     "jupyterlab",
     "notebook",
@@ -150,7 +150,6 @@ EXPECTED_RUNTIME = EXPECTED_CORE | {
     "tokenizers",
     "gguf",
     "accelerate",
-    "prometheus-client",  # specviz.lm.vllm reads a vLLM server's /metrics
     "kaleido",
 }
 
@@ -302,7 +301,10 @@ assert abs(sv.acceptance_rate(p, q) - 0.8) < 1e-12
 assert sv.spec_sample(p, q, n=1000, seed=0).tokens.shape == (1000,)
 sv.money_diagram(p, q)
 sv.money_diagram_app()
-for name, call in (("specviz.lm", lambda: __import__("specviz.lm")),
+import specviz.lm.vllm, specviz.lm.stats, specviz.lm.payoff  # the real-model modules that need no torch
+from specviz.widgets import vllm_live_app
+for name, call in (("specviz.lm.load_pair", lambda: __import__("specviz.lm", fromlist=["load_pair"])),
+                   ("specviz.widgets.live_app", lambda: __import__("specviz.widgets", fromlist=["live_app"])),
                    ("spec_sample_torch", lambda: sv.spec_sample_torch(None, None))):
     try:
         call()

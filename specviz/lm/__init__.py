@@ -4,31 +4,63 @@
 >>> pair = Pair(NGramModel.random(4, seed=0), NGramModel.random(4, seed=1))
 >>> len(speculative_generate(pair, [0], max_new_tokens=5, seed=0).new_ids)
 5
+
+The names below load on first use, so the modules that never touch torch (`stats`,
+`vllm`, `payoff`, `results`, `fates`, `catalog`, `adaptive`) import on the plain
+`pip install specviz`; a name that needs torch, asked for without it, raises an
+ImportError naming the `[lm]` extra.
 """
 
-try:
-    import torch  # noqa: F401
-except ImportError as e:  # the light install: `pip install specviz` has no torch
-    raise ImportError("specviz.lm needs the [lm] extra (torch, transformers, ...): pip install 'specviz[lm]'") from e
+from importlib import import_module
 
-from .engine import (
-    GenerationResult,
-    NonFiniteLogitsError,
-    SpeculativeEngine,
-    StepRecord,
-    autoregressive_generate,
-    process_logits,
-    process_probs,
-    speculative_generate,
-)
-from .loading import BUNDLED_DIR, Pair, format_prompt, load_pair, pick_device
-from .models import HFModel, LanguageModel, NGramModel, Session
-from .payoff import payoff_table
-from .prompt_lookup import PromptLookupModel
-from .run import compare
-from .static_cache import StaticHFModel
-from .stats import SpecStats, spec_stats
-from .vllm import SpecCounters, parse_vllm_metrics, read_vllm_metrics
+LM_EXTRA = "specviz.lm needs the [lm] extra (torch, transformers, ...): pip install 'specviz[lm]'"
+"""The one-line message for a missing torch (or transformers)."""
+
+HOMES = {  # public name -> the module of specviz.lm that defines it
+    **dict.fromkeys(
+        (
+            "NonFiniteLogitsError",
+            "SpeculativeEngine",
+            "autoregressive_generate",
+            "process_logits",
+            "process_probs",
+            "speculative_generate",
+        ),
+        "engine",
+    ),
+    **dict.fromkeys(("GenerationResult", "StepRecord"), "results"),
+    **dict.fromkeys(("BUNDLED_DIR", "Pair", "format_prompt", "load_pair", "pick_device"), "loading"),
+    **dict.fromkeys(("HFModel", "LanguageModel", "NGramModel", "Session"), "models"),
+    "payoff_table": "payoff",
+    "PromptLookupModel": "prompt_lookup",
+    "compare": "run",
+    "StaticHFModel": "static_cache",
+    **dict.fromkeys(("SpecStats", "spec_stats"), "stats"),
+    **dict.fromkeys(("SpecCounters", "parse_vllm_metrics", "read_vllm_metrics"), "vllm"),
+}
+NEEDS_TORCH = ("torch", "transformers")
+"""The packages of the [lm] extra whose absence `LM_EXTRA` names."""
+
+
+def __getattr__(name: str):
+    """Load a public name from its module on first use (PEP 562)."""
+    home = HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = import_module(f"{__name__}.{home}")
+    except ImportError as e:
+        if (e.name or "").split(".")[0] in NEEDS_TORCH:
+            raise ImportError(LM_EXTRA, name=e.name) from e
+        raise
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(HOMES))
+
 
 __all__ = [
     "GenerationResult",

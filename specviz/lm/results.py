@@ -12,43 +12,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..i18n import t
-
-FATES = ("accepted", "resampled", "bonus", "target")
-FATE_COLORS = {  # Okabe & Ito's colour-blind-safe set, as specviz.figures.PALETTE
-    "accepted": "#0072B2",  # blue: a draft token the target kept (the min(p, q) part)
-    "resampled": "#009E73",  # bluish green: drawn from (p - q)+ after a rejection
-    "bonus": "#CC79A7",  # reddish purple: the extra token from p when all γ drafts pass
-    "target": "#D55E00",  # vermillion: a plain draw from the target (autoregressive / γ = 0)
-}
-"""Colour of each token fate, matching the money diagram (blue overlap, green residual); labels say it too."""
-FATE_KEYS = {
-    "accepted": "live.fate_accepted",
-    "resampled": "live.fate_resampled",
-    "bonus": "live.fate_bonus",
-    "target": "live.fate_target",
-}
-"""The message (specviz.messages) naming each token fate."""
-
-
-class _FateLabels(Mapping):
-    """FATE_LABELS[fate]: the fate's name in the current language (read at each lookup)."""
-
-    def __getitem__(self, fate: str) -> str:
-        return t(FATE_KEYS[fate])
-
-    def __iter__(self):
-        return iter(FATE_KEYS)
-
-    def __len__(self) -> int:
-        return len(FATE_KEYS)
-
-
-FATE_LABELS = _FateLabels()
-"""The name of each token fate, e.g. FATE_LABELS["accepted"] == "accepted draft" in English."""
+from .fates import FATE_COLORS, FATE_KEYS, FATE_LABELS, FATES, fates_html  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -160,6 +126,4 @@ class GenerationResult:
 
     def _repr_html_(self) -> str:
         """The text with each token coloured by its fate (the live view's rendering)."""
-        from .live_render import fates_html  # pure HTML; imported here so results stay free of it
-
         return f"<div style='font-size:12px'>{html.escape(repr(self))}</div>" + fates_html(self, self.tokenizer)
