@@ -663,7 +663,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "k^depth = {leaves} leaves are too many to draw (at most {most}): lower k or the depth",
         "zh": "k^depth = {leaves} 个叶子太多，画不下（最多 {most} 个）：请减小 k 或深度",
     },
-    # the real-model live view (specviz.lm.live, live_controls, live_jobs, live_view, live_render, closeup, payoff)
+    # the real-model live view (specviz.widgets.live and its live_* parts, specviz.lm.fates, specviz.lm.payoff)
     "live.heading": {
         "en": "Speculative decoding on real models: every token's fate, live",
         "zh": "真实模型上的投机解码：实时看每个 token 的结局",
@@ -927,7 +927,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.list_sep": {"en": ", ", "zh": "；"},
     "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要投机）"},
     "live.payoff_gain": {"en": "{speedup:.2f}× (best γ = {gamma})", "zh": "{speedup:.2f}×（最佳 γ = {gamma}）"},
-    # the live view's model choice, chat template, end token and γ "auto" (specviz.lm.live_models, live_controls)
+    # the live view's model choice, chat template, end token and γ "auto" (specviz.widgets.live_models, live_controls)
     "live.models": {"en": "models", "zh": "模型"},
     "live.choice_bundled": {"en": "bundled pair (Shakespeare, offline)", "zh": "内置模型对（莎士比亚，离线可用）"},
     "live.choice_lookup": {"en": "{name} + prompt lookup", "zh": "{name} + 提示词查找"},
@@ -991,7 +991,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.steps_col_gamma": {"en": "γ drafted", "zh": "起草数 γ"},
     "live.steps_col_accepted": {"en": "accepted", "zh": "接受数"},
     "live.steps_col_tokens": {"en": "tokens out", "zh": "产出的 token"},
-    # figures of the real-model view (specviz.lm.figures)
+    # figures of a real model's run (specviz.figures: run_data, per_position, ..., live_panels)
     "lmfig.other": {"en": "other", "zh": "其他"},
     "lmfig.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},
     "lmfig.per_position_sub": {
@@ -1129,7 +1129,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "no token selected yet: this is the cat/dog/fish example",
         "zh": "还没有选中 token：这是 cat/dog/fish 的例子",
     },
-    # a vLLM server's counters (specviz.lm.vllm_live)
+    # a vLLM server's counters (specviz.widgets.live_vllm)
     "vllm.heading": {"en": "A vLLM server's speculative decoding, live", "zh": "vLLM 服务器的投机解码，实时显示"},
     "vllm.server": {"en": "vLLM server", "zh": "vLLM 服务器"},
     "vllm.every": {"en": "every (s)", "zh": "间隔（秒）"},

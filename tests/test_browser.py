@@ -718,7 +718,7 @@ def test_numerics_tab_updates_both_of_its_figures(dashboard, screenshot_dir):
 
 @browser_test
 def test_real_models_tab_builds_on_first_view(dashboard, screenshot_dir):
-    """The extra tab imports specviz.lm.live only when opened, and builds without an error."""
+    """The extra tab imports specviz.widgets.live only when opened, and builds without an error."""
     page, problems = dashboard["page"], dashboard["problems"]
     mark = problems.mark()
     open_tab(page, "Real models", "!!sv.text('.specviz-live') || !!sv.text('.specviz-error')")

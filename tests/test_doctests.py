@@ -28,6 +28,16 @@ MODULES = [
     "specviz.lm.models",
     "specviz.lm.peeking",
     "specviz.lm.vllm",
+    "specviz.lm.fates",
+    "specviz.lm.payoff",
+    # the live views' parts that have worked examples (the rest are driven by tests/test_lm_live.py)
+    "specviz.widgets.live_settings",
+    "specviz.widgets.live_jobs",
+    "specviz.widgets.live_sweep",
+    "specviz.widgets.live_pair_info",
+    "specviz.widgets.live_sampling",
+    "specviz.widgets.live_patches",
+    "specviz.widgets.live_vllm",
 ]
 
 

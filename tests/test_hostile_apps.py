@@ -27,7 +27,9 @@ from specviz.multidraft import multi_draft_output_dist
 
 torch = pytest.importorskip("torch")
 lm = pytest.importorskip("specviz.lm")
-from specviz.lm import live as L  # noqa: E402
+from specviz.widgets import live as L  # noqa: E402
+from specviz.widgets.live_controls import LABEL_STYLE  # noqa: E402
+from specviz.widgets.live_view import LiveView  # noqa: E402
 
 CALL_TIMEOUT_S = 10
 P3, Q3 = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
@@ -325,7 +327,7 @@ VIEWS: list = []  # the γ each stand-in view was built for
 @pytest.fixture
 def one_view(monkeypatch):
     """Every app of the walk shares one real LiveView (its plotly figure takes ~0.5 s to build); γ is recorded."""
-    view = L.LiveView(4, L.LABEL_STYLE)
+    view = LiveView(4, LABEL_STYLE)
 
     def make(gamma, style):
         VIEWS.append(gamma)

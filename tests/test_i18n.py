@@ -5,7 +5,7 @@
 * every `t("...")` in specviz/ names a message that exists, and every message is used (a
   static scan of the source, with a self-test that it finds a missing key);
 * built with the language set to "zh", every figure builder (of specviz.figures and of the
-  real-model view, specviz.lm.figures) and every app (the live view on the bundled pair and
+  real-model views of specviz.figures) and every app (the live view on the bundled pair and
   the vLLM view included) shows no stray
   English: titles, subtitles, axis titles, legend names, annotations, hover labels, control
   descriptions, options, tooltips and HTML text hold only Chinese, symbols, numbers, token
@@ -255,6 +255,20 @@ def test_stray_english_check_can_fail():
     assert any("description" in p for p in problems_in(widget_texts(app)))
 
 
+RUN_VIEWS = (
+    "per_position",
+    "accepted_hist",
+    "throughput",
+    "gamma_sweep",
+    "gamma_per_step",
+    "payoff",
+    "position_money",
+    "acceptance_panels",
+    "live_panels",
+)
+"""The modules of specviz.figures that show a real model's run."""
+
+
 def figure_calls():
     """Every figure builder with arguments that reach all its texts (several calls where texts depend on input)."""
     from specviz import Sampling
@@ -289,9 +303,19 @@ def figure_calls():
 
 
 def builder_names() -> list[str]:
-    """The public figure builders of specviz.figures (names ending in _figure, _diagram, _heatmap, _table)."""
+    """The public figure builders of specviz.figures (names ending in _figure, _diagram, _heatmap, _table).
+
+    Those of a real run's views (`RUN_VIEWS`) need a run: `lm_figure_calls` lists them.
+    """
+    import importlib
+
     F = specviz.figures
-    return sorted(n for n in F.__all__ if re.search(r"(_figure|_diagram|_heatmap|_table)$", n) and n != "export_figure")
+    run_views = {n for m in RUN_VIEWS for n in importlib.import_module(f"specviz.figures.{m}").__all__}
+    return sorted(
+        n
+        for n in F.__all__
+        if re.search(r"(_figure|_diagram|_heatmap|_table)$", n) and n != "export_figure" and n not in run_views
+    )
 
 
 @pytest.mark.parametrize("name", builder_names())
@@ -379,10 +403,9 @@ def bundled_run():
 
 
 def lm_figure_calls(pair, result, stats):
-    """name -> (builder, calls): every figure builder of specviz.lm.figures and the vLLM view's figure."""
-    from specviz.lm import figures as LF
-    from specviz.lm.closeup import token_closeup
-    from specviz.lm.vllm_live import acceptance_figure
+    """name -> (builder, calls): every figure builder of a real run's views (specviz.figures), the vLLM view's too."""
+    from specviz import figures as LF
+    from specviz.widgets.live_closeup import token_closeup
 
     fates = result.fates()
     closeups = [token_closeup(pair, result, fates.index(f)) for f in ("accepted", "resampled", "bonus")]
@@ -405,17 +428,20 @@ def lm_figure_calls(pair, result, stats):
             ((stats, 4, (120.0, 80.0, 110.0), sweep, closeups[2]["patch"]), {}),
             ((stats, 4), {"gamma_steps": ([4, 0, 2], [4, 0, 1], "auto")}),
         ],
-        "acceptance_figure": [((stats,), {}), ((None,), {})],
+        "acceptance_panels_figure": [((stats,), {}), ((None,), {})],
     }
-    return {name: (getattr(LF, name, None) or acceptance_figure, args) for name, args in calls.items()}
+    return {name: (getattr(LF, name), args) for name, args in calls.items()}
 
 
 def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
-    from specviz.lm import figures as LF
+    import importlib
+
+    from specviz import figures as LF
 
     calls = lm_figure_calls(*bundled_run)
-    builders = sorted(n for n in LF.__all__ if re.search(r"(_figure|_diagram)$", n))
-    assert not [n for n in builders if n not in calls], "a figure builder of specviz.lm.figures has no call listed"
+    views = [importlib.import_module(f"specviz.figures.{m}") for m in RUN_VIEWS]
+    builders = sorted(n for v in views for n in v.__all__ if re.search(r"(_figure|_diagram)$", n))
+    assert not [n for n in builders if n not in calls], "a figure builder of a real run's views has no call listed"
     problems = []
     for name, (builder, arg_list) in calls.items():
         for args, kwargs in arg_list:
@@ -431,7 +457,7 @@ def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_ru
     """The live view after a run with its baseline, a close-up of each fate, a γ sweep, the formatted prompt,
     a γ-auto run and sweep, an unfetched model and a bad prompt."""
     from specviz.lm import catalog
-    from specviz.lm.live import live_app
+    from specviz.widgets.live import live_app
 
     pair = bundled_run[0]
     app = live_app(pair, max_new_tokens=40, gamma=4, ar_baseline=True, refresh_s=0.05)
@@ -471,8 +497,9 @@ def test_live_jobs_and_fates_speak_chinese(zh):
     import threading
 
     pytest.importorskip("torch")
-    from specviz.lm.live_jobs import JobRunner, prompt_ids_for
     from specviz.lm.results import FATE_LABELS
+    from specviz.widgets.live_jobs import JobRunner
+    from specviz.widgets.live_sweep import prompt_ids_for
 
     errors, release = [], threading.Event()
     jobs = JobRunner(on_error=errors.append)
@@ -499,7 +526,7 @@ def test_vllm_app_shows_no_english_in_chinese(zh):
 
     pytest.importorskip("torch")
     from specviz.lm.vllm import parse_vllm_metrics
-    from specviz.lm.vllm_live import vllm_live_app
+    from specviz.widgets.live_vllm import vllm_live_app
 
     counts = {"drafts": [10.0], "draft_tokens": [30.0], "accepted_tokens": [15.0], "accepted_tokens_per_pos": [8, 5, 2]}
     page = ""  # a Prometheus page with vLLM's four counters (as in specviz.lm.vllm's doctest)

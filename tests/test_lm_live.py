@@ -1,4 +1,4 @@
-"""The live real-model view (specviz.lm.live) and its figure builders (specviz.lm.figures).
+"""The live real-model view (specviz.widgets.live) and its figure builders (specviz.figures).
 
 Driven without a browser, on a toy n-gram pair (exact probabilities, fast) and on tiny random
 Hugging Face checkpoints (a byte-level tokenizer: partial UTF-8 and HTML-looking text).
@@ -15,15 +15,18 @@ import sys
 import time
 from pathlib import Path
 
+import ipywidgets
 import numpy as np
 import pytest
 import torch
 
+from specviz import figures as LF
 from specviz.figures import PALETTE
 from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
-from specviz.lm import figures as LF
-from specviz.lm import live as L
+from specviz.lm import fates as FT
 from specviz.lm.stats import spec_stats
+from specviz.widgets import live as L
+from specviz.widgets.live_closeup import token_closeup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lm_fixtures import tiny_checkpoint  # noqa: E402
@@ -107,8 +110,8 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     assert [p for _, p in spans] == list(range(120))
     assert {"accepted", "resampled", "bonus"} <= set(result.fates())
     # colours: the same language as the money diagram
-    assert f"border-bottom:2px solid {LF.FATE_COLORS['accepted']}" in app.text_html.value
-    assert LF.FATE_COLORS["accepted"] == PALETTE["overlap"] and LF.FATE_COLORS["resampled"] == PALETTE["residual"]
+    assert f"border-bottom:2px solid {FT.FATE_COLORS['accepted']}" in app.text_html.value
+    assert FT.FATE_COLORS["accepted"] == PALETTE["overlap"] and FT.FATE_COLORS["resampled"] == PALETTE["residual"]
 
     st = spec_stats(result)
     assert app.stats.steps == st.steps and app.stats.alpha == st.alpha
@@ -145,7 +148,7 @@ def test_hf_pair_text_is_escaped_and_decoded_defensively(hf_pair):
     assert "".join(app.token_pieces) == result.text
     assert "<b>" not in app.text_html.value and "&lt;b&gt;x &amp; y&lt;/b&gt;" in app.text_html.value
     # the static rendering for notebooks shows the same spans
-    static = L.fates_html(result, hf_pair.tokenizer)
+    static = FT.fates_html(result, hf_pair.tokenizer)
     assert SPAN.findall(static) == SPAN.findall(app.text_html.value)
 
 
@@ -154,12 +157,12 @@ def test_piece_decoder_holds_back_partial_characters(hf_pair):
     prompt = tok.encode("a", add_special_tokens=False)
     ids = tok.encode("é!€", add_special_tokens=False)  # 2 + 1 + 3 bytes
     assert len(ids) == 6
-    assert L.token_pieces(tok, prompt, ids) == ["", "é", "!", "", "", "€"]
+    assert FT.token_pieces(tok, prompt, ids) == ["", "é", "!", "", "", "€"]
     cut = ids[:2] + ids[3:5]  # "é" then two of the three bytes of "€", never completed
-    pieces = L.token_pieces(tok, prompt, cut)
+    pieces = FT.token_pieces(tok, prompt, cut)
     assert pieces[:3] == ["", "é", ""] and pieces[3].startswith("\ufffd")
     assert "".join(pieces) == tok.decode(cut)
-    assert L.token_pieces(None, [0], [3, 1]) == ["3 ", "1 "]
+    assert FT.token_pieces(None, [0], [3, 1]) == ["3 ", "1 "]
 
 
 def test_greedy_run_and_settings_reach_the_engine(ngram_pair):
@@ -266,9 +269,10 @@ def test_figure_builders_match_their_patches(ngram_pair):
         list(LF.trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
     )
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
-    from specviz.lm import closeup, live_controls, live_jobs, live_models, live_render, payoff
+    from specviz.lm import payoff
+    from specviz.widgets import live_closeup, live_controls, live_jobs, live_models, live_render
 
-    for mod in (LF, L, live_controls, live_render, live_jobs, live_models, closeup, payoff):
+    for mod in (FT, L, live_controls, live_render, live_jobs, live_models, live_closeup, payoff):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0, mod.__name__
 
@@ -452,7 +456,7 @@ def test_token_closeup_of_a_cuda_pair_is_exact(fake_cuda):
     cuda = _cuda_twin(cpu)
     r = speculative_generate(cpu, [0, 1], 40, 3, seed=2, **SAMPLING)
     for i, fate in enumerate(r.fates()):
-        host, dev = L.token_closeup(cpu, r, i, **SAMPLING), L.token_closeup(cuda, r, i, **SAMPLING)
+        host, dev = token_closeup(cpu, r, i, **SAMPLING), token_closeup(cuda, r, i, **SAMPLING)
         assert host["exact"] and dev["exact"], (i, fate)
         assert dev["ids"] == host["ids"] and np.allclose(dev["p"], host["p"], atol=1e-12)
         assert (dev["q"] is None) == (host["q"] is None)
@@ -653,8 +657,8 @@ def test_payoff_table_is_the_textbook_optimum():
 
 
 def test_live_view_says_when_speculation_pays(ngram_pair):
-    from specviz.lm.live_render import cost_ratio
     from specviz.lm.payoff import payoff_sentence
+    from specviz.widgets.live_render import cost_ratio
 
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=60, seed=1, ar_baseline=False)
     app.generate(blocking=True)
@@ -708,10 +712,10 @@ def test_every_fate_of_a_run_has_a_legend_entry(lang):
     assert r is not None, app.message_text
     assert "target" in r.fates() and any(len(s.drafted) == 0 for s in r.steps)  # a step that drafted nothing
     assert set(r.fates()) <= set(FATES)
-    before = L.legend_html()
+    before = FT.legend_html()
     try:
         set_language(lang)
-        legend = L.legend_html()
+        legend = FT.legend_html()
         for fate in set(r.fates()) | set(FATES):
             label = t(FATE_KEYS[fate], lang=lang)
             assert html.escape(label) in legend, (lang, fate)
@@ -719,13 +723,13 @@ def test_every_fate_of_a_run_has_a_legend_entry(lang):
         assert len(set(re.findall(r"specviz-legend-(\w+)", legend))) == len(FATES)
     finally:
         set_language("en")
-    assert before == L.legend_html() and "plain target draw" in app.legend.value
+    assert before == FT.legend_html() and "plain target draw" in app.legend.value
 
 
 def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeypatch, tmp_path):
     from specviz.i18n import set_language
     from specviz.lm import catalog
-    from specviz.lm.live_models import CUSTOM, pair_choices
+    from specviz.widgets.live_models import CUSTOM, pair_choices
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
     values = [v for _, v in pair_choices()]
@@ -733,7 +737,7 @@ def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeyp
     assert {name for name in catalog.MODELS} <= {v[0] for v in values if v != CUSTOM}
     app = L.live_app(ngram_pair, prompt="0", max_new_tokens=10, ar_baseline=False)
     assert app.pair_choice.value == ("bundled", "bundled")
-    assert isinstance(app.target_text, L.W.Combobox) and not app.target_text.ensure_option
+    assert isinstance(app.target_text, ipywidgets.Combobox) and not app.target_text.ensure_option
     assert "prompt-lookup" in app.draft_text.options and "smollm2-135m" in app.target_text.options
     app.pair_choice.value = ("smollm2-135m", "prompt-lookup")
     assert (app.target_text.value, app.draft_text.value) == ("smollm2-135m", "prompt-lookup")
@@ -769,8 +773,8 @@ def _chat_pair(hf_folders, template=True):
 
 
 def test_an_instruct_model_reads_its_chat_template_greedily_and_stops_at_the_end(hf_folders):
-    from specviz.lm.live_models import DEFAULT_CHAT_PROMPT, sampling_defaults
     from specviz.lm.loading import format_prompt
+    from specviz.widgets.live_models import DEFAULT_CHAT_PROMPT, sampling_defaults
 
     pair = _chat_pair(hf_folders)
     assert sampling_defaults(_chat_pair(hf_folders, template=False)) is None  # a base model: controls untouched
@@ -823,7 +827,7 @@ def test_loading_an_instruct_model_sets_its_defaults_and_another_pair_puts_them_
 
 
 def test_gamma_auto_in_the_live_view():
-    from specviz.lm.live_controls import GAMMA_CHOICES
+    from specviz.widgets.live_sampling import GAMMA_CHOICES
 
     assert GAMMA_CHOICES[0] == "auto" and list(GAMMA_CHOICES[1:]) == list(range(9))
     app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma="auto", max_new_tokens=80, seed=2, ar_baseline=False)

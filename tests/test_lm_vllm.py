@@ -411,8 +411,8 @@ def test_cli_errors_are_one_line(server, down_url, capsys):
 
 
 def test_live_view_draws_the_interval_in_the_acceptance_plots(fresh):
-    from specviz.lm.figures import trace_by_meta
-    from specviz.lm.live import live_app
+    from specviz.figures import trace_by_meta
+    from specviz.widgets.live import live_app
 
     app = live_app(source=fresh.url, interval_s=0.01)
     first = app.read()
@@ -430,7 +430,7 @@ def test_live_view_draws_the_interval_in_the_acceptance_plots(fresh):
 
 
 def test_live_view_shows_errors_in_the_ui(server, down_url):
-    from specviz.lm.vllm_live import vllm_live_app
+    from specviz.widgets.live_vllm import vllm_live_app
 
     app = vllm_live_app(server.url + "/nospec/metrics", timeout=2)
     assert app.read() is None and "without speculative-decoding counters" in app.message_text

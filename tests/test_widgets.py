@@ -501,7 +501,10 @@ def _widgets_modules():
 
 @pytest.mark.parametrize("name", _widgets_modules())
 def test_widgets_modules_import_no_private_names_and_nothing_above(name):
-    """One job per module: no `_private` import across modules, no import of specviz.lm (a higher layer)."""
+    """One job per module: no `_private` import across modules, under ~250 lines; only the live views use specviz.lm.
+
+    The real-model layer (`specviz.lm`) sits above the widgets: the live views (`live*`) import it,
+    the tutorial apps do not (so they run without torch)."""
     import ast
     import importlib
 
@@ -511,8 +514,9 @@ def test_widgets_modules_import_no_private_names_and_nothing_above(name):
         if isinstance(node, ast.ImportFrom) and node.module != "__future__":
             target = "." * node.level + (node.module or "")
             assert not any(a.name.startswith("_") for a in node.names), f"{name} imports a private name from {target}"
-            assert not (node.level == 2 and (node.module or "").startswith("lm")), f"{name} imports specviz.lm"
-            assert not (node.module or "").startswith("specviz.lm"), f"{name} imports specviz.lm"
+            assert not (node.module or "").startswith("specviz"), f"{name}: absolute import from {node.module}"
+            if not name.startswith("live") and name != "__init__":
+                assert not (node.level == 2 and (node.module or "").startswith("lm")), f"{name} imports specviz.lm"
     assert len(open(mod.__file__, encoding="utf-8").read().splitlines()) <= 260, f"{name} is over ~250 lines"
 
 

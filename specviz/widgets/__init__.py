@@ -23,10 +23,15 @@ faster, on first use: importing this package changes nothing else), `weights` an
 `presets` (the editor's arithmetic), `editor_controls` and `editor` (`DistributionEditor`),
 `editor_app` (`EditorApp`, the base of the apps driven by the editor), one module per
 app (`money`, `monte_carlo`, `pitfalls`, `prediction` (`predict`, a guess box), `gamma`, `multidraft`, `draft_tree`, `standardization`,
-`numerics`) and `dashboard`.
+`numerics`) and `dashboard`. The live views of real models (`live_app`, `vllm_live_app`:
+`specviz.lm` underneath, so torch for `live_app`) are the `live_*` modules, loaded on first
+use: importing this package imports no torch.
 """
 
+from importlib import import_module
+
 from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..lm import LM_EXTRA, NEEDS_TORCH
 from .base import ERROR_STYLE, INFO_STYLE, App, error_html, safe_callback, verdict_html
 from .dashboard import DASHBOARD_TABS, DashboardApp, dashboard_app
 from .draft_tree import DraftTreeApp, draft_tree_app
@@ -50,6 +55,23 @@ from .standardization import (
     standardization_app,
 )
 from .weights import parse_weights, rescale_others, snap
+
+LIVE = {"LiveApp": "live", "live_app": "live", "VLLMLiveApp": "live_vllm", "vllm_live_app": "live_vllm"}
+"""The live views of real models, loaded on first use (PEP 562): name -> module."""
+
+
+def __getattr__(name: str):
+    """`live_app` and the other live views, imported when first asked for."""
+    if name not in LIVE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = import_module(f"{__name__}.{LIVE[name]}")
+    except ImportError as e:  # the light install: no torch
+        if (e.name or "").split(".")[0] in NEEDS_TORCH:
+            raise ImportError(LM_EXTRA, name=e.name) from e
+        raise
+    return getattr(module, name)
+
 
 __all__ = [
     "App",

@@ -196,7 +196,7 @@ def dashboard_app(extra_tabs=None, lazy: bool = True, lang: str | None = None, r
     each with a one-sentence explanation. `lang` ("en" / "zh") sets the language first
     (default: the current one, e.g. from $SPECVIZ_LANG). `real_models`: a zero-argument
     factory of the "Real models" tab (the dashboard notebook passes one that imports
-    `specviz.lm.live`). `extra_tabs`: a list of (title, widget or zero-argument
+    `specviz.widgets.live`). `extra_tabs`: a list of (title, widget or zero-argument
     factory[, explanation]) appended after them. Tabs are built when first selected (`lazy`).
     """
     return DashboardApp(extra_tabs, lazy=lazy, lang=lang, real_models=real_models)

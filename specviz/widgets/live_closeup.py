@@ -20,11 +20,12 @@ import html
 import numpy as np
 import torch
 
+from .. import figures as LF
 from ..figures import text_colour
 from ..i18n import t
+from ..lm.engine import process_logits
+from ..lm.fates import FATE_COLORS, FATE_LABELS
 from ..standardize import Sampling
-from . import figures as LF
-from .engine import process_logits
 
 
 def host_logits(logits) -> torch.Tensor:
@@ -109,7 +110,7 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         except Exception:  # noqa: BLE001 - fall back to the recorded top lists
             p_full = q_full = None
     name = LF.token_label(tok, token)
-    title = t("live.closeup_title", i=i, name=name, fate=LF.FATE_LABELS[fate])
+    title = t("live.closeup_title", i=i, name=name, fate=FATE_LABELS[fate])
     if fate in ("bonus", "target") or not tq:
         ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
         names = LF.distinct_labels(tok, ids) + [LF.other_label()]
@@ -165,7 +166,7 @@ def closeup_info_html(sel: dict, tokenizer=None) -> str:
     )
     return (
         f"<div style='font-size:13px'>{where}"
-        f" · <b style='color:{text_colour(LF.FATE_COLORS[fate])}'>{html.escape(LF.FATE_LABELS[fate])}</b>"
+        f" · <b style='color:{text_colour(FATE_COLORS[fate])}'>{html.escape(FATE_LABELS[fate])}</b>"
         f"{alpha_txt}{html.escape(note)}<br>{html.escape(sel['explanation'])}</div>"
     )
 

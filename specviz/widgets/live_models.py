@@ -21,8 +21,8 @@ import html
 import ipywidgets as W
 
 from ..i18n import t
-from . import catalog
-from .loading import PROMPT_LOOKUP
+from ..lm import catalog
+from ..lm.loading import PROMPT_LOOKUP
 
 BUNDLED_PAIR = ("bundled", "bundled")
 """The (target, draft) of the bundled offline pair."""

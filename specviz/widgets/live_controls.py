@@ -1,9 +1,9 @@
 """The input half of the live view: which pair, the prompt, the sampling settings, the buttons, the status.
 
 `LiveControls` builds the widgets and reads them (`settings`, `gamma_value`); what the
-buttons do is wired by `specviz.lm.live.LiveApp`. The model choice (`pair_choice`) fills the
+buttons do is wired by `specviz.widgets.live.LiveApp`. The model choice (`pair_choice`) fills the
 target and draft boxes, which take any name, folder, .gguf file or hub id as free text
-(`specviz.lm.live_models`). `describe_pair_html` is the line under the pair selector.
+(`specviz.widgets.live_models`). `describe_pair_html` is the line under the pair selector.
 
 >>> c = LiveControls(prompt="0 1", gamma="auto", top_k=0, top_p=1.0)
 >>> c.settings(), c.gamma_value()
@@ -21,98 +21,17 @@ import ipywidgets as W
 
 from ..checks import flag
 from ..i18n import t
-from .live_jobs import (
-    AUTO,
-    MAX_NEW_TOKENS,
-    TEMPERATURE_MAX,
-    TOP_K_MAX,
-    TOP_P_MIN,
+from .live_models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
+from .live_pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
+from .live_sampling import gamma_options, run_buttons, sampling_widgets  # noqa: F401  (gamma_options: re-exported)
+from .live_settings import (
     checked_settings,
     gamma_setting,
     sampling_settings,
 )
-from .live_models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 
 LABEL_STYLE = {"description_width": "110px"}
 """Label width shared by the live view's controls."""
-
-DEVICES = ("auto", "cpu", "cuda")
-
-GAMMA_CHOICES = (AUTO, *range(0, 9))
-"""What the γ control offers: "auto" (the engine picks each step's draft length) and 0..8 (0: plain target steps)."""
-
-
-def check_device(device) -> str:
-    """`device` if the device control offers it ("auto", "cpu", "cuda"); errors name the choices."""
-    if not isinstance(device, str):
-        raise TypeError(f"device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
-    return device
-
-
-def check_text(value, name: str) -> str:
-    """`value` if it is a string (a prompt, a model name); TypeError naming `name` otherwise."""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {value!r}")
-    return value
-
-
-def gamma_options(gamma=4) -> list:
-    """(label, value) of the γ control: "auto" in the current language, then whole numbers (`gamma` too)."""
-    values = list(GAMMA_CHOICES)
-    if gamma not in values:
-        values.append(gamma)
-    return [(t("live.gamma_auto"), AUTO) if v == AUTO else (str(v), v) for v in values]
-
-
-def model_size_text(model) -> str:
-    """A model's name, with its parameter count when it has weights ("gpt2 (0.12 M params)")."""
-    name = str(getattr(model, "name", "?"))
-    mod = getattr(model, "model", None)
-    if mod is None:
-        return name
-    return t("live.model_size", name=name, millions=sum(p.numel() for p in mod.parameters()) / 1e6)
-
-
-def describe_pair_text(pair) -> str:
-    """One line in the current language: both models with their sizes, the vocabulary and the device."""
-    try:
-        return t(
-            "live.pair_desc",
-            target=model_size_text(pair.target),
-            draft=model_size_text(pair.draft),
-            vocab=pair.target.vocab_size,
-            device=getattr(pair, "device", "cpu"),
-        )
-    except Exception:  # noqa: BLE001 - a description must never fail
-        return f"{getattr(pair.target, 'name', '?')} + {getattr(pair.draft, 'name', '?')}"
-
-
-def describe_pair_html(pair) -> str:
-    """The pair line: both models, the vocabulary, the device, the context, a hint for a pair without tokenizer."""
-    desc = describe_pair_text(pair)
-    dev = getattr(pair, "device", "cpu")
-    tok = "" if getattr(pair, "tokenizer", None) is not None else f" · <i>{html.escape(t('live.no_tokenizer'))}</i>"
-    ctx = context_limit(pair)
-    ctx_txt = t("live.pair_context", ctx=ctx) if ctx else ""
-    return (
-        f"<div style='font-size:13px'><b>{html.escape(t('live.pair_line'))}</b> {html.escape(desc)} · "
-        f"<b>{html.escape(t('live.device_line'))}</b> <span class='specviz-device'>{html.escape(str(dev))}</span>"
-        f"{html.escape(ctx_txt)}{tok}</div>"
-    )
-
-
-def context_limit(pair) -> int | None:
-    """The smaller context (max positions) of the two models, None when neither has one."""
-    ctx = [m.max_positions for m in (pair.target, pair.draft) if getattr(m, "max_positions", None)]
-    return min(ctx) if ctx else None
-
-
-def new_tokens_room(pair) -> int:
-    """The most new tokens the max-new-tokens box allows for `pair` (its context less a margin for prompt and γ)."""
-    ctx = context_limit(pair)
-    return max(1, ctx - 16) if ctx else MAX_NEW_TOKENS
 
 
 class LiveControls:
@@ -220,70 +139,10 @@ class LiveControls:
         self.ignore_eos = W.Checkbox(
             value=not stop_at_eos, description=t("live.ignore_eos"), indent=False, layout=W.Layout(width="440px")
         )
-        self.gamma = W.Dropdown(
-            options=gamma_options(g), value=g, description=t("live.gamma"), style=lab, layout=W.Layout(width="230px")
+        self.gamma, self.temperature, self.top_k, self.top_p, self.max_new_tokens, self.seed, self.ar_checkbox = (
+            sampling_widgets(g, temperature, top_k, top_p, max_new_tokens, seed, ar_baseline, lab)
         )
-        self.temperature = W.FloatSlider(
-            value=temperature,
-            min=0.0,
-            max=TEMPERATURE_MAX,
-            step=0.05,
-            description=t("live.temperature"),
-            style=lab,
-            continuous_update=False,
-        )
-        self.top_k = W.BoundedIntText(
-            value=top_k,
-            min=0,
-            max=TOP_K_MAX,
-            description=t("live.top_k"),
-            style=lab,
-            layout=W.Layout(width="230px"),
-        )
-        self.top_p = W.FloatSlider(
-            value=top_p,
-            min=TOP_P_MIN,
-            max=1.0,
-            step=0.01,
-            description=t("live.top_p"),
-            style=lab,
-            continuous_update=False,
-        )
-        self.max_new_tokens = W.BoundedIntText(
-            value=max_new_tokens,
-            min=1,
-            max=MAX_NEW_TOKENS,
-            description=t("live.max_new_tokens"),
-            style=lab,
-            layout=W.Layout(width="230px"),
-        )
-        self.seed = W.IntText(value=seed, description=t("live.seed"), style=lab, layout=W.Layout(width="230px"))
-        self.ar_checkbox = W.Checkbox(
-            value=ar_baseline,
-            description=t("live.ar_checkbox"),
-            indent=False,
-            layout=W.Layout(width="320px"),
-        )
-        self.generate_button = W.Button(
-            description=t("live.generate"), button_style="primary", layout=W.Layout(width="110px")
-        )
-        self.stop_button = W.Button(
-            description=t("live.stop"),
-            button_style="danger",
-            disabled=True,
-            layout=W.Layout(width="80px"),
-            tooltip=t("live.stop_tip"),
-        )
-        self.baseline_button = W.Button(
-            description=t("live.baseline"),
-            layout=W.Layout(width="120px"),
-            tooltip=t("live.baseline_tip"),
-        )
-        self.sweep_button = W.Button(
-            description=t("live.sweep"),
-            layout=W.Layout(width="100px"),
-            tooltip=t("live.sweep_tip"),
-        )
+        self.generate_button, self.stop_button, self.baseline_button, self.sweep_button = run_buttons()
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
         self.progress.add_class("specviz-live-progress")
         self.status = W.HTML("")
@@ -376,17 +235,4 @@ class LiveControls:
         return gamma_setting(self.gamma.value)
 
 
-__all__ = [
-    "DEVICES",
-    "GAMMA_CHOICES",
-    "LABEL_STYLE",
-    "LiveControls",
-    "check_device",
-    "check_text",
-    "context_limit",
-    "describe_pair_html",
-    "describe_pair_text",
-    "gamma_options",
-    "model_size_text",
-    "new_tokens_room",
-]
+__all__ = ["LABEL_STYLE", "LiveControls"]

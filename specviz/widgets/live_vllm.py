@@ -3,7 +3,7 @@
 `live_app(source="http://HOST:8000")` (or `vllm_live_app(...)`) returns a `VLLMLiveApp`: the
 server's address, a polling interval, Start / Stop / Read once, a table of vLLM's figures and
 ONE FigureWidget with the two acceptance panels of the real-model live view
-(`specviz.lm.figures.per_position_figure` and `accepted_hist_figure`), drawn from the counts
+(`specviz.figures.acceptance_panels_figure`), drawn from the counts
 of the last interval (`specviz.lm.vllm.SpecCounters.stats`). The first reading shows the
 totals since the server started; every later one the difference from the previous reading.
 A server that is down, a 404, a page without speculative counters or with counters no
@@ -26,15 +26,10 @@ import time
 
 import ipywidgets as W
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ..htmlkit import html_table
+from ..figures import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
 from ..i18n import t
-from ..widgets import App
-from . import figures as LF
-from .live_jobs import JobRunner
-from .live_render import DIM_STYLE, fmt_number
-from .vllm import (
+from ..lm.vllm import (
     DEFAULT_TIMEOUT_S,
     MAX_INTERVAL_S,
     SpecCounters,
@@ -43,6 +38,9 @@ from .vllm import (
     read_vllm_metrics,
     watch_vllm,
 )
+from .base import App
+from .live_jobs import JobRunner
+from .live_render import counters_table_html
 
 MODEL_LABEL = "vllm.model"
 MODEL_HINT = "vllm.model_hint"
@@ -50,88 +48,6 @@ INTERVAL_RANGE = (0.01, 3600.0)
 """The polling interval the `every (s)` box takes, in seconds."""
 READ_ERRORS = (ValueError, TypeError, OSError)
 """What a reading raises for a bad address, page or connection (ConnectionError is an OSError)."""
-
-PANELS = {"per_position": (1, "lmfig.per_position_title"), "accepted_hist": (2, "lmfig.hist_title")}
-"""The two panels of `acceptance_figure`: column and the message key of the title."""
-
-
-def acceptance_patches(stats=None, gamma: int = 4) -> dict:
-    """{panel: patch} of the two acceptance panels (`per_position_patch`, `accepted_hist_patch`)."""
-    return {
-        "per_position": LF.per_position_patch(stats, gamma),
-        "accepted_hist": LF.accepted_hist_patch(stats, gamma),
-    }
-
-
-def apply_acceptance_patches(fig, patches: dict) -> None:
-    """Apply `acceptance_patches` to an `acceptance_figure` (trace data by meta, panel titles, x ranges)."""
-    by_meta = {t.meta: t for t in fig.data}
-    for panel, patch in patches.items():
-        col, title_key = PANELS[panel]
-        for meta, props in patch["data"].items():
-            by_meta[meta].update(props)
-        lay = patch.get("layout", {})
-        fig.layout[f"xaxis{'' if col == 1 else col}"].range = lay.get("xaxis_range")
-        for ann in fig.layout.annotations:
-            if ann.name == f"title:{panel}":
-                sub = lay.get("title_subtitle_text", "")
-                ann.text = f"<b>{html.escape(t(title_key))}</b>" + (
-                    f"<br><span style='font-size:11px'>{html.escape(sub)}</span>" if sub else ""
-                )
-
-
-def acceptance_figure(stats=None, gamma: int = 4, height: int = 420) -> go.Figure:
-    """Per-position acceptance and the accepted-length histogram side by side (one figure, one widget)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[t(key) for _, key in PANELS.values()])
-    for ann, panel in zip(fig.layout.annotations, PANELS):
-        ann.update(name=f"title:{panel}", xanchor="left", align="left", yanchor="bottom")
-        ann.x = fig.layout[f"xaxis{'' if PANELS[panel][0] == 1 else 2}"].domain[0]
-    parts = {
-        "per_position": LF.per_position_figure(stats, gamma),
-        "accepted_hist": LF.accepted_hist_figure(stats, gamma),
-    }
-    for k, (panel, sub) in enumerate(parts.items(), start=1):
-        col = PANELS[panel][0]
-        for tr in sub.data:
-            tr.update(legend="legend" if k == 1 else "legend2")
-            fig.add_trace(tr, row=1, col=col)
-        for axis in ("xaxis", "yaxis"):
-            props = sub.layout[axis].to_plotly_json()
-            props.pop("domain", None), props.pop("anchor", None)
-            getattr(fig, f"update_{axis[0]}axes")(props, row=1, col=col)
-    fig.update_layout(
-        barmode="group",
-        height=height,
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-        margin=dict(l=60, r=30, t=80, b=90),
-        legend=dict(x=0, y=-0.22, orientation="h", font=dict(size=11)),
-        legend2=dict(x=0.55, y=-0.22, orientation="h", font=dict(size=11)),
-    )
-    fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444")
-    fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444")
-    apply_acceptance_patches(fig, acceptance_patches(stats, gamma))
-    return fig
-
-
-def counters_table_html(c: SpecCounters | None) -> str:
-    """vLLM's figures of one reading or interval as a table (what `specviz vllm-stats` prints)."""
-    if c is None:
-        return f"<i style='{DIM_STYLE}'>{html.escape(t('vllm.table_empty'))}</i>"
-    what = t("vllm.last_seconds", seconds=c.seconds) if c.seconds else t("vllm.totals")
-    rows = [
-        [t("vllm.row_server"), f"{html.escape(c.url)} · {len(c.engines) or 1}"],
-        *([[t(MODEL_LABEL), html.escape(c.model)]] if c.model else []),
-        [t("vllm.row_over"), what + (t("vllm.restarted") if c.restarted else "")],
-        [t("vllm.row_counts"), f"{int(c.drafts)} · {int(c.draft_tokens)} · {int(c.accepted)}"],
-        [t("vllm.row_rate"), fmt_number(c.acceptance_rate)],
-        [t("vllm.row_length"), fmt_number(c.mean_acceptance_length, ".2f")],
-        [t("vllm.row_per_position"), ", ".join(fmt_number(v) for v in c.per_position_acceptance)],
-        [t("vllm.row_alpha"), fmt_number(c.implied_alpha)],
-        [t("vllm.row_tps"), fmt_number(c.accepted / c.seconds if c.seconds else None, ".1f")],
-    ]
-    title = html.escape(t("vllm.table_title"))
-    return f"<div style='padding:8px'><b>{title}</b>" + html_table(rows) + "</div>"
 
 
 class VLLMLiveApp(App):
@@ -185,7 +101,7 @@ class VLLMLiveApp(App):
         self.stop_button = W.Button(description=t("live.stop"), icon="stop", disabled=True)
         self.status = W.HTML("")
         self.stats_html = W.HTML(counters_table_html(None))
-        self.figure = go.FigureWidget(acceptance_figure(None, int(gamma)))
+        self.figure = go.FigureWidget(acceptance_panels_figure(None, int(gamma)))
         self.figure.add_class("specviz-vllm-figure")
         self.jobs = JobRunner(on_error=self.show_error, on_busy=self._busy, on_start=self.clear_message)
         self.read_button.on_click(lambda _: self.read())
@@ -325,12 +241,4 @@ def vllm_live_app(source: str = "http://localhost:8000", **kwargs) -> VLLMLiveAp
     return VLLMLiveApp(source, **kwargs)
 
 
-__all__ = [
-    "PANELS",
-    "VLLMLiveApp",
-    "acceptance_figure",
-    "acceptance_patches",
-    "apply_acceptance_patches",
-    "counters_table_html",
-    "vllm_live_app",
-]
+__all__ = ["VLLMLiveApp", "vllm_live_app"]

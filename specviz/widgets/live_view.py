@@ -5,7 +5,7 @@ the decoding thread only records steps, a drawing thread calls `render(final=Fal
 most every `refresh_s` seconds, and the final redraw comes after the run. Locks keep the
 drawing thread and a token selection from interleaving.
 
-All plots live in ONE plotly FigureWidget (`specviz.lm.figures.live_figure`, six panels),
+All plots live in ONE plotly FigureWidget (`specviz.figures.live_figure`, six panels),
 updated in place with one message per redraw. Seen in Voila with plotly 7.1 / anywidget
 0.11: on a page with several FigureWidgets, the later ones silently missed their in-place
 updates (the first one never did; plotly.py#4933 is a related report), so a view that must
@@ -22,24 +22,15 @@ import time
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from .. import figures as LF
 from ..i18n import t
-from ..widgets.figure_sync import responsive
-from . import figures as LF
-from .closeup import closeup_info_html, default_token, token_closeup
-from .live_render import (
-    DIM_STYLE,
-    cost_ratio,
-    fates_of,
-    legend_html,
-    prompt_span,
-    stats_table_html,
-    steps_table_html,
-    target_token_seconds,
-    text_box,
-    token_span,
-)
-from .payoff import payoff_sentence
-from .stats import spec_stats
+from ..lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
+from ..lm.payoff import payoff_sentence
+from ..lm.stats import spec_stats
+from .figure_sync import responsive
+from .live_closeup import closeup_info_html, default_token, token_closeup
+from .live_patches import plot_patches, throughput_panel_patch
+from .live_render import cost_ratio, stats_table_html, steps_table_html, target_token_seconds
 
 
 class LiveView:
@@ -51,6 +42,19 @@ class LiveView:
     `token_selector`, `token_info`, `figure` (the one FigureWidget; `figures` maps each panel
     name to it). `selected` is the dict of the selected token (`token_closeup`).
     """
+
+    WIDGETS = (
+        "legend",
+        "text_html",
+        "stats_html",
+        "steps_html",
+        "payoff_html",
+        "token_selector",
+        "token_info",
+        "figure",
+        "figures",
+    )
+    """The outputs the live app shows as its own handles."""
 
     def __init__(self, gamma: int = 4, label_style: dict | None = None):
         lab = label_style or {"description_width": "110px"}
@@ -111,7 +115,7 @@ class LiveView:
         self.token_selector.max = 0
         self.token_info.value = f"<i>{html.escape(t('live.generating'))}</i>"
         self.steps_html.value = steps_table_html([])
-        self.patch(*self.plot_patches(None, run.longest, run.steps, run.gamma), self.throughput_patch(None, ar_result))
+        self.patch(*plot_patches(None, run.longest, run.steps, run.gamma), throughput_panel_patch(None, ar_result))
         self.show_numbers(None, None)
 
     def render(self, final: bool, stats=None, ar_result=None) -> None:
@@ -122,11 +126,11 @@ class LiveView:
         res = run.partial()
         self.extend_text(res, final)
         stats = stats if final else (spec_stats(res) if res.steps else None)
-        patches = self.plot_patches(stats, run.longest, res.steps, run.gamma, layout=final)
+        patches = plot_patches(stats, run.longest, res.steps, run.gamma, layout=final)
         now = time.perf_counter()
         if final or now - run.drawn_tps > 1.0:  # tokens/s and the tables: about once a second
             run.drawn_tps = now
-            patches.append(self.throughput_patch(stats, ar_result))
+            patches.append(throughput_panel_patch(stats, ar_result))
             self.show_numbers(stats, ar_result)
             with self.text_lock:
                 pieces = list(self.pieces)
@@ -171,45 +175,6 @@ class LiveView:
         with self.figure_lock, fw.batch_update():
             for panel, patch in panels:
                 LF.apply_live_patch(fw, panel, patch)
-
-    @staticmethod
-    def plot_patches(stats, gamma, steps=(), setting=None, layout: bool = True) -> list:
-        """The acceptance panels' and the γ-per-step panel's patches; `layout=False`: trace data and axis ranges.
-
-        `gamma` sizes the empty per-position plots (the longest draft so far); `setting` is the
-        run's γ ("auto" or a whole number) for the γ-per-step panel's subtitle.
-        """
-        out = []
-        drafted = [len(s.drafted) for s in steps]
-        for key, patch in (
-            ("per_position", LF.per_position_patch(stats, gamma)),
-            ("accepted_hist", LF.accepted_hist_patch(stats, gamma)),
-            ("gamma_steps", LF.gamma_steps_patch(drafted, [s.accepted for s in steps], setting)),
-        ):
-            ranges = {k: v for k, v in patch["layout"].items() if k.endswith("_range")}  # they grow with the run
-            out.append((key, patch if layout else {"data": patch["data"], "layout": ranges}))
-        return out
-
-    @staticmethod
-    def throughput_patch(stats, ar_result):
-        """The tokens/s panel: speculative and autoregressive, the cost-model prediction, when it pays."""
-        spec = stats.tokens_per_second if stats is not None else float("nan")
-        ar = ar_result.tokens_per_second if ar_result is not None else float("nan")
-        t_t = target_token_seconds(ar_result)
-        pred = ar * stats.predicted_speedup(t_t) if (stats is not None and t_t and stats.steps) else float("nan")
-        patch = LF.throughput_patch(spec, ar, pred)
-        if stats is not None and stats.steps and math.isfinite(stats.alpha):
-            c = cost_ratio(stats, ar_result)
-            if c is None:
-                lines = [t("live.pay_only", alpha=stats.alpha)]
-            else:
-                cheap = c < stats.alpha
-                verdict = t("live.cheap_enough") if cheap else t("live.too_costly")
-                lines = [t("live.pay_here", c=c, op="<" if cheap else "≥", alpha=stats.alpha, verdict=verdict)]
-                if math.isfinite(stats.verify_step_s):
-                    lines.append(t("live.verify_cost", ratio=stats.verify_step_s / t_t))
-            patch["layout"]["annotation_text"] = "<br>".join(lines)
-        return ("throughput", patch)
 
     def show_numbers(self, stats, ar_result) -> None:
         """The statistics table and the "when does this pay?" line."""

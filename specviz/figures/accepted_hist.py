@@ -1,0 +1,78 @@
+"""Accepted drafts per verify step of a real run: the measured histogram against the counts α predicts.
+
+>>> fig = accepted_hist_figure(None, gamma=2)
+>>> [tr.meta for tr in fig.data], list(fig.data[0].x)
+(['accepted_measured', 'accepted_theory'], [0, 1, 2])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..i18n import t
+from .run_data import stat_of
+from .style import PALETTE, base_layout
+
+
+def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
+    """Data of `accepted_hist_figure` (stats None: an empty plot for `gamma` drafts)."""
+    g = int(stat_of(stats, "gamma", gamma)) if stats is not None else int(gamma)
+    xs = list(range(g + 1))
+    hist = np.asarray(stat_of(stats, "accepted_hist", g), dtype=float)
+    theory = np.asarray(stat_of(stats, "accepted_hist_theory", g), dtype=float)
+    alpha = float(stat_of(stats, "alpha", g))
+    if stats is not None and stats.steps:
+        sub = t(
+            "lmfig.hist_sub",
+            steps=int(hist.sum()),
+            alpha=alpha,
+            mean=stats.mean_acceptance_length,
+            theory=stats.expected_tokens_per_step,
+        )
+    else:
+        sub = t("lmfig.hist_empty")
+    return {
+        "data": {"accepted_measured": dict(x=xs, y=hist.tolist()), "accepted_theory": dict(x=xs, y=theory.tolist())},
+        "layout": {"title_subtitle_text": sub, "xaxis_range": [-0.6, g + 0.6]},
+    }
+
+
+def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Figure:
+    """Accepted drafts per verify step: measured counts vs the counts theory expects from α.
+
+    Traces: "accepted_measured" bars (`spec_stats(...).accepted_hist`, x = k = 0..γ) and "accepted_theory"
+    markers (`accepted_hist_theory`).
+    """
+    patch = accepted_hist_patch(stats, gamma)
+    d = patch["data"]
+    fig = go.Figure()
+    fig.add_bar(
+        name=t("lmfig.measured_steps"),
+        meta="accepted_measured",
+        marker=dict(color=PALETTE["empirical"]),
+        hovertemplate=t("lmfig.hist_hover"),
+        **d["accepted_measured"],
+    )
+    fig.add_scatter(
+        name=t("lmfig.theory_alpha"),
+        meta="accepted_theory",
+        mode="markers",
+        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        hovertemplate=t("lmfig.hist_theory_hover"),
+        **d["accepted_theory"],
+    )
+    base_layout(
+        fig,
+        t("lmfig.hist_title") + "<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title=t("lmfig.accepted_k"), dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.verify_steps"), rangemode="tozero"),
+    )
+    return fig
+
+
+__all__ = [
+    "accepted_hist_figure",
+    "accepted_hist_patch",
+]

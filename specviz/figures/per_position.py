@@ -1,0 +1,97 @@
+"""Acceptance per draft position i = 1..γ of a real run: unconditional (vLLM's), conditional (sglang's), α^i.
+
+>>> fig = per_position_figure(None, gamma=3)
+>>> [tr.meta for tr in fig.data], list(fig.data[0].x)
+(['unconditional', 'conditional', 'theory_unconditional', 'alpha'], [1, 2, 3])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..i18n import t
+from .run_data import nan_list, stat_of
+from .style import PALETTE, base_layout
+
+
+def per_position_patch(stats=None, gamma: int = 4) -> dict:
+    """Data of `per_position_figure` (stats None: an empty plot for `gamma` positions)."""
+    g = int(stat_of(stats, "gamma", gamma)) if stats is not None else int(gamma)
+    xs = list(range(1, g + 1))
+    alpha = float(stat_of(stats, "alpha", g))
+    uncond = np.asarray(stat_of(stats, "per_position", g), dtype=float)
+    cond = np.asarray(stat_of(stats, "per_position_conditional", g), dtype=float)
+    has_alpha = not math.isnan(alpha)
+    theory = [min(alpha, 1.0) ** i for i in xs] if has_alpha else [None] * g
+    steps = int(stat_of(stats, "steps", g))
+    sub = t("lmfig.per_position_sub", alpha=alpha, steps=steps) if has_alpha else t("lmfig.per_position_empty")
+    return {
+        "data": {
+            "unconditional": dict(x=xs, y=nan_list(uncond)),
+            "conditional": dict(x=xs, y=nan_list(cond)),
+            "theory_unconditional": dict(x=xs, y=theory),
+            "alpha": dict(x=[0.5, g + 0.5], y=[alpha, alpha] if has_alpha else [None, None]),
+        },
+        "layout": {"title_subtitle_text": sub, "xaxis_range": [0.4, g + 0.6]},
+    }
+
+
+def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Figure:
+    """Acceptance per draft position i = 1..γ: unconditional (vLLM) and conditional (sglang).
+
+    Traces: "unconditional" bars (accepted at i / steps), "conditional" line (accepted at i /
+    steps that reached i), "theory_unconditional" markers α^i and "alpha" the dashed level α
+    (what the conditional rate is if acceptances are i.i.d.). Values equal `spec_stats`.
+    """
+    patch = per_position_patch(stats, gamma)
+    d = patch["data"]
+    fig = go.Figure()
+    fig.add_bar(
+        name=t("lmfig.unconditional"),
+        meta="unconditional",
+        marker=dict(color=PALETTE["overlap"]),
+        hovertemplate=t("lmfig.position_hover"),
+        **d["unconditional"],
+    )
+    fig.add_scatter(
+        name=t("lmfig.conditional"),
+        meta="conditional",
+        mode="lines+markers",
+        line=dict(color=PALETTE["residual"], width=2),
+        marker=dict(size=9),
+        hovertemplate=t("lmfig.position_hover"),
+        **d["conditional"],
+    )
+    fig.add_scatter(
+        name=t("lmfig.theory_power"),
+        meta="theory_unconditional",
+        mode="markers",
+        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        hovertemplate="α^%{x} = %{y:.3f}<extra></extra>",
+        **d["theory_unconditional"],
+    )
+    fig.add_scatter(
+        name="α",
+        meta="alpha",
+        mode="lines",
+        line=dict(dash="dash", color=PALETTE["reference"], width=2),
+        hoverinfo="skip",
+        **d["alpha"],
+    )
+    base_layout(
+        fig,
+        t("lmfig.per_position_title") + "<br>" + patch["layout"]["title_subtitle_text"],
+        height=height,
+        xaxis=dict(title=t("lmfig.draft_position"), dtick=1, range=patch["layout"]["xaxis_range"]),
+        yaxis=dict(title=t("lmfig.acceptance_rate"), range=[0, 1.05]),
+    )
+    return fig
+
+
+__all__ = [
+    "per_position_figure",
+    "per_position_patch",
+]

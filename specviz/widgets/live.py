@@ -1,0 +1,214 @@
+"""The live view: speculative decoding on real language models, token by token, with statistics.
+
+`live_app()` returns an ipywidgets container (a `LiveApp`) with a model choice (the bundled
+pair, SmolLM2-135M with prompt lookup, any fetched catalogue model, or a folder / .gguf /
+hub id typed in), the prompt (through an instruct model's chat template, which "Show the
+formatted prompt" displays) and sampling settings, γ as a whole number or "auto",
+Generate / Stop, the generated text with each token coloured by its fate (blue: an
+accepted draft token, green: resampled from (p − q)⁺ after a rejection, pink: the bonus
+token drawn from p when all γ drafts pass, vermillion: a plain target step, γ = 0), the
+verify steps with the γ each one drafted, live plots of the acceptance statistics next to
+their theory, tokens/s against autoregressive decoding with a "when does this pay?" line, a
+γ sweep with progress, and for any generated token its real p and q as a money diagram:
+the bridge back to the toy proof. Runs stop at the end token (an instruct model's end of
+turn) unless "ignore the end token" is ticked.
+
+The parts, one job each (all `specviz.widgets.live_*`): `live_controls` with `live_sampling`
+and `live_pair_info` (the input widgets), `live_models` (the model choice, what needs
+fetching, an instruct model's defaults), `live_settings` (the checked settings), `live_jobs`
+(background jobs, Stop), `live_loading` (the pair, the prompt), `live_runs` (what the
+buttons run), `live_sweep` (the runs and the γ sweep as functions), `live_view` with
+`live_patches` (the outputs and their redraws), `live_render` (HTML of tables; the coloured
+text is `specviz.lm.fates`), `live_closeup` (one token's p and q); the figure is
+`specviz.figures.live_figure`. This module wires them together.
+
+Generation runs in a background thread, so the notebook stays responsive; the text and the
+plots are redrawn by a second thread at most every `refresh_s` seconds (the decoding
+thread itself only records steps, so the measured tokens/s are not slowed by drawing).
+Stop takes effect after the verify step in progress. Every error (a bad model path,
+incompatible tokenizers, an empty prompt, a context overflow) becomes a message in
+`app.message` and the app stays usable. Models may be on a GPU: the view copies what it
+shows to the host explicitly.
+
+Driving it without a browser (tests, scripts):
+
+>>> from specviz.lm import NGramModel, Pair
+>>> app = live_app(Pair(NGramModel.random(6, seed=0), NGramModel.random(6, seed=1)), prompt="0 1",
+...                max_new_tokens=30, ar_baseline=False)
+>>> result = app.generate(blocking=True)
+>>> len(result.new_ids), app.text_html.value.count("class='specviz-tok ")
+(30, 30)
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ..checks import flag, integer, real
+from ..i18n import t
+from ..lm.results import GenerationResult
+from .base import App
+from .live_controls import LABEL_STYLE, LiveControls, new_tokens_room
+from .live_jobs import JobRunner
+from .live_loading import LiveLoading
+from .live_models import BUNDLED_PAIR, named_pair
+from .live_runs import LiveRuns
+from .live_settings import AUTO, PLACEHOLDER_GAMMA, in_range
+from .live_view import LiveView
+from .live_vllm import VLLMLiveApp
+
+REFRESH_S = (0.01, 60.0)
+"""The range of `refresh_s`, the seconds between redraws while a run streams."""
+
+
+def check_pair(pair, target, draft) -> tuple:
+    """(pair, target, draft) with a pair given by name turned into its target and draft; errors say what a pair is."""
+    if isinstance(pair, str):
+        if (target, draft) != BUNDLED_PAIR:
+            raise ValueError(f"give the pair by name (pair={pair!r}) or as target= and draft=, not both")
+        return (None, *named_pair(pair))
+    if pair is not None and not all(hasattr(pair, role) for role in ("target", "draft")):
+        raise TypeError(
+            f"pair must be a Pair (specviz.lm.load_pair(target, draft)), the name of an offered pair or None, "
+            f"got {type(pair).__name__}"
+        )
+    return pair, target, draft
+
+
+def check_room(pair, max_new_tokens) -> None:
+    """ValueError when max_new_tokens does not fit the pair's context (the box would silently lower it)."""
+    room = new_tokens_room(pair)
+    if integer(max_new_tokens, "max_new_tokens") > room:
+        raise ValueError(f"max_new_tokens={max_new_tokens} does not fit this pair's context: at most {room}")
+
+
+class LiveApp(LiveRuns, LiveLoading, App):
+    """Real draft/target models, speculative decoding streamed token by token, statistics vs theory.
+
+    Handles (widgets): `pair_choice` (Dropdown of pairs), `target_text`, `draft_text`
+    (Comboboxes taking free text), `models_hint`, `device` (Dropdown), `load_button`,
+    `pair_info` (HTML: `pair.describe()`, the device), `prompt` (Textarea), `chat_checkbox`,
+    `show_prompt` (ToggleButton) and `formatted_prompt` (HTML), `ignore_eos`, `gamma`
+    (Dropdown: "auto", 0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off),
+    `max_new_tokens`, `seed`, `ar_checkbox` (run the autoregressive baseline after each
+    run), `generate_button`, `stop_button`, `baseline_button`, `sweep_button`, `status`,
+    `progress` (IntProgress of the γ sweep), `message`, and the outputs of `view`
+    (`LiveView`): `legend`, `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>`
+    per generated token), `stats_html`, `steps_html` (the verify steps, latest first),
+    `payoff_html`, `token_selector`, `token_info`, `figure` (the one FigureWidget:
+    `specviz.figures.live_figure`; `figures` maps each panel name to it).
+
+    `model_defaults`: after loading an instruct model (a tokenizer with a chat template) set
+    its sampling defaults (greedy unless its generation config samples) and, if the prompt is
+    still the Shakespeare one, a chat prompt; loading another pair puts back what was set.
+
+    State after a run: `pair`, `current_run` (`LiveRun`), `result` (GenerationResult),
+    `stats` (SpecStats), `ar_result`, `sweep_data`, `selected` (dict of the selected token).
+
+    Methods: `load(target, draft, device, blocking=True)`, `generate(blocking=False)`,
+    `run_baseline(blocking=False)`, `gamma_sweep(blocking=False, gammas=GAMMAS)`, `stop()`,
+    `wait(timeout)`, `select_token(i)`, `busy`. Functions in `step_listeners` are called with
+    each StepRecord from the decoding thread (a test hook).
+    """
+
+    def __init__(
+        self,
+        pair=None,
+        prompt: str = "ROMEO:\n",
+        gamma: int | str = 4,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 200,
+        seed: int = 0,
+        target: str = "bundled",
+        draft: str = "bundled",
+        device: str = "auto",
+        ar_baseline: bool = True,
+        refresh_s: float = 0.15,
+        load: bool = True,
+        chat: bool = True,
+        stop_at_eos: bool = True,
+        model_defaults: bool = True,
+    ):
+        pair, target, draft = check_pair(pair, target, draft)
+        refresh_s = in_range(real, refresh_s, "refresh_s", *REFRESH_S, " seconds")
+        load, model_defaults = flag(load, "load"), flag(model_defaults, "model_defaults")
+        super().__init__()
+        self.refresh_s = refresh_s
+        self.pair = None
+        self.result: GenerationResult | None = None
+        self.stats = None
+        self.ar_result: GenerationResult | None = None
+        self.sweep_data: dict | None = None
+        self.step_listeners: list = []
+        self.warmed: set = set()
+        self.model_defaults = model_defaults
+        self.controls = LiveControls(
+            prompt,
+            gamma,
+            temperature,
+            top_k,
+            top_p,
+            max_new_tokens,
+            seed,
+            target,
+            draft,
+            device,
+            ar_baseline,
+            chat=chat,
+            stop_at_eos=stop_at_eos,
+        )
+        g = self.controls.gamma_value()
+        self.view = LiveView(PLACEHOLDER_GAMMA if g == AUTO else g, LABEL_STYLE)
+        for name in LiveControls.WIDGETS:  # the widgets are handles of the app itself
+            setattr(self, name, getattr(self.controls, name))
+        for name in self.view.WIDGETS:  # and so are the view's
+            setattr(self, name, getattr(self.view, name))
+        self.jobs = JobRunner(on_error=self.show_error, on_busy=self.controls.set_running, on_start=self.clear_message)
+        self.load_button.on_click(lambda _: self.load(blocking=False))
+        self.generate_button.on_click(lambda _: self.generate(blocking=False))
+        self.stop_button.on_click(lambda _: self.stop())
+        self.baseline_button.on_click(lambda _: self.run_baseline(blocking=False))
+        self.sweep_button.on_click(lambda _: self.gamma_sweep(blocking=False))
+        self.token_selector.observe(self.token_picked, names="value")
+        for w in (self.show_prompt, self.prompt, self.chat_checkbox):
+            w.observe(lambda _: self.show_formatted_prompt(), names="value")
+        self.children = [
+            W.HTML(f"<h3 style='margin:4px 0'>{html.escape(t('live.heading'))}</h3>"),
+            *self.controls.rows(),
+            self.message,
+            *self.view.widgets(),
+        ]
+        self.add_class("specviz-live")
+
+        if pair is not None:
+            check_room(pair, max_new_tokens)
+            self._set_pair(pair)
+            if getattr(pair, "tokenizer", None) is None and prompt == "ROMEO:\n":
+                self.prompt.value = "0"  # a toy pair without tokenizer reads token ids
+        elif load:
+            self.load(blocking=True)
+
+
+def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **kwargs):
+    """The live real-model view (see `LiveApp`); `pair=None` loads the bundled offline pair.
+
+    Keyword arguments: gamma (a whole number or "auto"), temperature, top_k, top_p,
+    max_new_tokens, seed, target, draft, device, ar_baseline, refresh_s, load, chat,
+    stop_at_eos, model_defaults. `source="http://HOST:8000"` instead shows a running
+    vLLM server's counters in the same acceptance plots (`specviz.widgets.live_vllm.VLLMLiveApp`;
+    keywords interval_s, gamma, timeout).
+    """
+    if source is not None:
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a vLLM server's URL as a string (http://HOST:8000), got {source!r}")
+        if pair is not None:
+            raise ValueError("give a pair or a vLLM source, not both")
+        return VLLMLiveApp(source, **kwargs)
+    return LiveApp(pair, prompt, **kwargs)
+
+
+__all__ = ["REFRESH_S", "LiveApp", "check_pair", "check_room", "live_app"]
