@@ -9,7 +9,7 @@ Each call is classified as
   message names the parameter;
 * OBSCURE: any other exception (an answer, however odd, must get feedback, not an exception), an
   error that does not name the parameter, or a right answer refused;
-* SILENT: a wrong answer accepted, a bad argument accepted (e.g. `exercises(13)` giving []), or a
+* SILENT: a wrong answer accepted, a bad argument accepted (e.g. `exercises(15)` giving []), or a
   message longer than `CAP` characters;
 * HANG: a call that took longer than the time budget plus `MARGIN_S`.
 
@@ -292,7 +292,7 @@ BAD_K = [
 VALID_NOTEBOOKS = [("3", 3), ("'3'", "3"), ("'03'", "03"), ("' 3 '", " 3 "), ("numpy int", np.int64(3)), ("None", None)]
 BAD_NOTEBOOKS = [
     ("0", 0),
-    ("13", 13),
+    ("15", 15),
     ("-1", -1),
     ("10**400", 10**400),
     ("'abc'", "abc"),

@@ -70,8 +70,11 @@ def title_of(nb) -> str:
 
 
 def is_figure(output) -> bool:
-    """Whether an output is a figure: a plotly figure, a widget (an app) or an image."""
+    """Whether an output is a figure: a plotly figure, a widget (an app) or an image; a guess box is not."""
     data = output.get("data", {})
+    html = data.get("text/html", "")
+    if "specviz-predict-static" in ("".join(html) if isinstance(html, list) else str(html)):
+        return False  # a guess box (sv.predict): text with its answer folded, no picture
     return any(k in data for k in (PLOTLY, WIDGET, *STATIC_IMAGES))
 
 
