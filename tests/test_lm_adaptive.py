@@ -154,7 +154,7 @@ def test_a_copy_in_progress_earns_long_runs_and_free_text_stops_drafting():
             free.observe(0, 0, 0.0, verify(0))
     later = [free.choose(200, run=list(range(64)), match=1) for _ in range(3)]
     assert later == [0, 0, 0]
-    assert max(free.choose(200, run=list(range(64)), match=1) for _ in range(40)) <= free.probe_max  # probes stay small
+    assert max(free.choose(200, run=list(range(64)), match=3) for _ in range(40)) <= free.probe_max  # probes stay small
 
 
 def test_expected_tokens_with_one_acceptance_everywhere_is_the_geometric_sum():

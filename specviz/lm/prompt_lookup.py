@@ -133,16 +133,10 @@ class PromptLookupSession(Session):
         for n in range(min(self.model.max_ngram, end), self.model.min_ngram - 1, -1):
             after = self._after.get(tuple(toks[-n:]))
             if after:
-                best, best_key = None, None
-                for pos in reversed(after[-8:]):  # most recent first
-                    if pos >= end:
-                        continue
-                    key = (agreement(toks, pos, n), min(end - pos, limit))
-                    if best_key is None or key > best_key:
-                        best, best_key = pos, key
-                if best is None:
-                    continue
-                return toks[best : best + limit], best_key[0]
+                # most recent first, so a tie keeps the most recent (every stored position is < end)
+                key = lambda pos, n=n: (agreement(toks, pos, n), min(end - pos, limit))  # noqa: E731
+                best = max(reversed(after[-8:]), key=key)
+                return toks[best : best + limit], key(best)[0]
         return [], None
 
     def _lookup(self) -> int | None:
