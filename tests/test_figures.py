@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -399,42 +396,9 @@ def test_export_png(tmp_path):
     assert png.stat().st_size > 10_000
 
 
-# ----------------------------------------------------------------------------- the package: API, layers, doctests
+# ----------------------------------------------------------------------------- the package: API, doctests
 
 FIGURE_MODULES = sorted(p.stem for p in Path(F.__file__).parent.glob("*.py") if p.stem != "__init__")
-CORE = {
-    "checks",
-    "coupling",
-    "examples",
-    "gamma",
-    "i18n",  # the message catalogue: figure text in the current language
-    "multidraft",
-    "numerics",
-    "rules",
-    "sampling",
-    "standardize",
-    "theory",
-    "tree",
-    "validate",
-}
-SIBLINGS = {  # beside `style`: static images reuse export's browser lookup; the views of a real run share `run_data`
-    "static": {"export"},
-    "per_position": {"run_data"},
-    "accepted_hist": {"run_data"},
-    "gamma_sweep": {"run_data"},
-    "position_money": {"money", "run_data"},
-    "acceptance_panels": {"accepted_hist", "per_position"},
-    "live_panels": {
-        "accepted_hist",
-        "gamma_per_step",
-        "gamma_sweep",
-        "money",
-        "per_position",
-        "position_money",
-        "throughput",
-    },
-}
-LM_TORCH_FREE = {"lm.payoff"}  # the real-model layer sits above the figures; these of its modules need no torch
 
 
 def test_the_package_exports_its_public_api():
@@ -456,34 +420,6 @@ def test_the_package_exports_its_public_api():
         assert public <= set(F.__all__), (
             f"specviz.figures.{mod} defines {sorted(public - set(F.__all__))}, not exported"
         )
-
-
-@pytest.mark.parametrize("mod", FIGURE_MODULES)
-def test_figure_modules_import_only_the_core_and_style(mod):
-    """No upward imports (widgets) and no loops: a view imports the core, `style` and the siblings listed; `style` the core."""
-    tree = ast.parse((Path(F.__file__).parent / f"{mod}.py").read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            assert not any(a.name.startswith("specviz") for a in node.names), f"{mod}: absolute import of specviz"
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        assert not (node.module or "").startswith("specviz"), f"{mod}: absolute import from {node.module}"
-        targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
-        if node.level == 2:
-            assert node.module in LM_TORCH_FREE or set(targets) <= CORE, f"{mod} imports specviz.{targets}"
-        elif node.level == 1:
-            allowed = {"style"} | SIBLINGS.get(mod, set())
-            assert mod != "style" and set(targets) <= allowed, f"{mod} imports sibling {targets}"
-
-
-def test_importing_figures_loads_no_torch_widgets_or_lm_runtime():
-    code = (
-        "import sys, specviz.figures; "
-        "print(sorted(m for m in ('torch', 'ipywidgets', 'specviz.widgets', 'specviz.lm.engine') if m in sys.modules), "
-        "sorted(m for m in sys.modules if m.startswith('specviz.lm')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] ['specviz.lm', 'specviz.lm.payoff']"  # payoff: numbers of the core, no torch
 
 
 @pytest.mark.parametrize(

@@ -301,7 +301,6 @@ assert abs(sv.acceptance_rate(p, q) - 0.8) < 1e-12
 assert sv.spec_sample(p, q, n=1000, seed=0).tokens.shape == (1000,)
 sv.money_diagram(p, q)
 sv.money_diagram_app()
-import specviz.lm.vllm, specviz.lm.stats, specviz.lm.payoff  # the real-model modules that need no torch
 from specviz.widgets import vllm_live_app
 for name, call in (("specviz.lm.load_pair", lambda: __import__("specviz.lm", fromlist=["load_pair"])),
                    ("specviz.widgets.live_app", lambda: __import__("specviz.widgets", fromlist=["live_app"])),

@@ -493,52 +493,6 @@ def test_transition_ms_zero_redraws_instantly(monkeypatch):
 # ----------------------------------------------------------------------------- package layout and load time
 
 
-def _widgets_modules():
-    import pkgutil
-
-    return sorted(m.name for m in pkgutil.iter_modules(Wd.__path__))
-
-
-@pytest.mark.parametrize("name", _widgets_modules())
-def test_widgets_modules_import_no_private_names_and_nothing_above(name):
-    """One job per module: no `_private` import across modules, under ~250 lines; only the live views use specviz.lm.
-
-    The real-model layer (`specviz.lm`) sits above the widgets: the live views (`live*`) import it,
-    the tutorial apps do not (so they run without torch)."""
-    import ast
-    import importlib
-
-    mod = importlib.import_module(f"specviz.widgets.{name}")
-    tree = ast.parse(open(mod.__file__, encoding="utf-8").read())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            target = "." * node.level + (node.module or "")
-            assert not any(a.name.startswith("_") for a in node.names), f"{name} imports a private name from {target}"
-            assert not (node.module or "").startswith("specviz"), f"{name}: absolute import from {node.module}"
-            if not name.startswith("live") and name != "__init__":
-                assert not (node.level == 2 and (node.module or "").startswith("lm")), f"{name} imports specviz.lm"
-    assert len(open(mod.__file__, encoding="utf-8").read().splitlines()) <= 260, f"{name} is over ~250 lines"
-
-
-def test_widgets_modules_import_each_other_without_loops():
-    import ast
-    import importlib
-
-    graph = {}
-    for name in _widgets_modules():
-        tree = ast.parse(open(importlib.import_module(f"specviz.widgets.{name}").__file__, encoding="utf-8").read())
-        graph[name] = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
-
-    def visit(name, path):
-        assert name not in path, f"import loop: {' -> '.join(path + [name])}"
-        for dep in graph.get(name, ()):
-            visit(dep, path + [name])
-
-    for name in graph:
-        visit(name, [])
-    assert "base" in graph["money"] or "editor_app" in graph["money"]  # the graph is really read
-
-
 def test_public_api_is_importable_and_listed():
     missing = [n for n in Wd.__all__ if not hasattr(Wd, n)]
     assert missing == []
