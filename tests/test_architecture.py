@@ -1,10 +1,10 @@
 """The shape of specviz in one place: layers, no import cycle, a size cap, and docs/architecture.md kept true.
 
 * **Layers.** Every module belongs to one layer of `LAYERS` and imports (deferred imports and the
-  packages' lazy names included) only from its own layer and the ones below it: the real-model
+  packages' lazy names included) only from its own layer and the ones listed before it: the real-model
   runtime (`specviz.lm`) imports no figure or widget, the figures import no widget. A few
   finer rules: what the figure builders may use, which widgets may use `specviz.lm`, no
-  `_private` name imported across modules, relative imports below the entry points.
+  `_private` name imported across modules, relative imports outside the entry points.
 * **Without torch.** `specviz.lm`'s torch-free modules import where torch cannot, and
   importing `specviz.figures` loads no torch, ipywidgets or real-model runtime.
 * **No import cycle**, deferred (function-level) imports included.
@@ -187,7 +187,7 @@ def layer_of(module: str) -> int | None:
 
 
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    """Every import of a module from a layer above its own, and every module in no layer."""
+    """Every import of a module from a layer listed after its own, and every module in no layer."""
     bad = [f"{m} is in no layer of LAYERS" for m in graph if layer_of(m) is None]
     for m, deps in sorted(graph.items()):
         for d in sorted(deps):
@@ -211,7 +211,7 @@ def finer_violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def import_style_violations(files: dict[str, Path]) -> list[str]:
-    """`_private` names imported across modules, and absolute `specviz` imports below the entry points."""
+    """`_private` names imported across modules, and absolute `specviz` imports outside the entry points."""
     top = [name for name, _ in LAYERS].index(ENTRY_POINTS_ONLY)
     bad = []
     for name, path in files.items():
@@ -285,7 +285,7 @@ def test_names_are_loaded_by_a_computed_name_only_where_known():
 # ----------------------------------------------------------------------------- layers
 
 
-def test_every_module_imports_only_its_own_layer_and_the_ones_below():
+def test_every_module_imports_only_its_own_layer_and_the_ones_before():
     """core -> samplers -> the real-model runtime -> figures -> widgets -> entry points, never back."""
     assert not layer_violations(GRAPH), "\n".join(layer_violations(GRAPH))
 
@@ -294,7 +294,7 @@ def test_figures_use_the_torch_free_core_and_widgets_the_real_models_only_in_the
     assert not finer_violations(GRAPH), "\n".join(finer_violations(GRAPH))
 
 
-def test_no_private_names_across_modules_and_relative_imports_below_the_entry_points():
+def test_no_private_names_across_modules_and_relative_imports_outside_the_entry_points():
     assert not import_style_violations(FILES), "\n".join(import_style_violations(FILES))
 
 
