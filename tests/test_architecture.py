@@ -211,14 +211,17 @@ def finer_violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def import_style_violations(files: dict[str, Path]) -> list[str]:
-    """`_private` names imported across modules, and absolute `specviz` imports outside the entry points."""
+    """`_private` names imported from another module (specviz's or a library's), and absolute `specviz`
+    imports outside the entry points."""
     top = [name for name, _ in LAYERS].index(ENTRY_POINTS_ONLY)
     bad = []
     for name, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                source = "." * node.level + (node.module or "")
+                bad += [f"{name} imports the private name {p} from {source}" for p in private]
         for d, node in imports(path, name, files):
-            private = [a.name for a in getattr(node, "names", ()) if a.name.startswith("_")]
-            if isinstance(node, ast.ImportFrom) and private:
-                bad.append(f"{name} imports the private name {', '.join(private)}")
             if not getattr(node, "level", 0) and layer_of(name) != top:
                 bad.append(f"{name} imports {d} absolutely (use a relative import)")
     return sorted(set(bad))
@@ -311,7 +314,8 @@ def test_planted_layer_breaks_are_caught(tmp_path):
         tmp_path,
         {
             "lm/results.py": "def html():\n    from ..figures.money import bars  # deferred, still upward\n",
-            "figures/money.py": "from ..theory import overlap\nfrom . import _helpers\nfrom ..lm.engine import step\n",
+            "figures/money.py": "from ..theory import overlap\nfrom . import _helpers\nfrom ..lm.engine import step\n"
+            "from plotly.io import _stash\n",
             "figures/_helpers.py": "",
             "theory.py": "",
             "lm/engine.py": "",
@@ -331,7 +335,8 @@ def test_planted_layer_breaks_are_caught(tmp_path):
     ]
     files = module_files(root)
     assert import_style_violations(files) == [
-        "specviz.figures.money imports the private name _helpers",
+        "specviz.figures.money imports the private name _helpers from .",
+        "specviz.figures.money imports the private name _stash from plotly.io",
         "specviz.scratch imports specviz.theory absolutely (use a relative import)",
     ]
 
