@@ -99,7 +99,7 @@ _LAZY = {
     "numerics_app": ("specviz.widgets", "numerics_app"),
     "dashboard_app": ("specviz.widgets", "dashboard_app"),
     "money_diagram": ("specviz.figures", "money_diagram"),
-    "export_figure": ("specviz.figures", "export_figure"),
+    "export_figure": ("specviz.figures.export", "export_figure"),
 }
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import real
+from .palette import pass_fail
 from .rules import RULES, Rule
 from .sampling import check_sample_count, make_rng, spec_sample
 from .validate import as_pair
@@ -64,7 +65,7 @@ class AuditReport:
         return ("PASS" if self.passed else "FAIL") + f": {self.explanation}"
 
     def _repr_html_(self) -> str:  # notebooks show the verdict, not a dataclass dump
-        colour = "#1a7f37" if self.passed else "#cf222e"
+        colour = pass_fail(self.passed)
         return f"<b style='color:{colour}'>{'PASS' if self.passed else 'FAIL'}</b> {self.explanation}"
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .palette import INK
+
 
 def html_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
     """A compact HTML table of already formatted cells (the look of every specviz table)."""
-    cell = "padding:2px 10px;text-align:right;border-bottom:1px solid #eee"
+    cell = f"padding:2px 10px;text-align:right;border-bottom:1px solid {INK['rule']}"
     out = ["<table style='border-collapse:collapse;font-size:13px'>"]
     if header:
         out.append("<tr>" + "".join(f"<th style='{cell}'>{h}</th>" for h in header) + "</tr>")

@@ -20,6 +20,7 @@ MODULES = [
     "specviz.verifiers",
     "specviz.torch_sampling",
     "specviz.htmlkit",
+    "specviz.palette",
     "specviz.lm",
     "specviz.lm.engine",
     "specviz.lm.results",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -11,7 +12,12 @@ import pytest
 
 import specviz
 from specviz import figures as F
-from specviz.figures import trace_by_meta as tr
+from specviz.figures import export as EX
+from specviz.figures.empirical import tv_reference_constant
+from specviz.figures.gamma_steps import simulate_accepted_lengths
+from specviz.figures.style import trace_by_meta as tr
+from specviz.figures.style import trace_metas, vocab_names
+from specviz.palette import PALETTE
 
 P, Q = specviz.TUTORIAL_P, specviz.TUTORIAL_Q
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -36,7 +42,7 @@ def arr(values):
 def test_money_diagram_traces_equal_overlap_and_residual(p, q):
     fig = F.money_diagram(p, q)
     assert isinstance(fig, go.Figure)
-    assert F.trace_metas(fig) == ["overlap", "residual", "p", "q", "rejected"]
+    assert trace_metas(fig) == ["overlap", "residual", "p", "q", "rejected"]
     ov, res = tr(fig, "overlap"), tr(fig, "residual")
     assert np.array_equal(arr(ov.y), specviz.overlap(p, q))
     assert np.array_equal(arr(res.y), specviz.residual(p, q))
@@ -53,9 +59,9 @@ def test_money_diagram_traces_equal_overlap_and_residual(p, q):
 def test_money_diagram_vocab_colours_and_annotation():
     fig = F.money_diagram(P, Q)
     assert list(tr(fig, "overlap").x) == ["cat", "dog", "fish"]
-    assert tr(fig, "overlap").marker.color == F.PALETTE["overlap"]
-    assert tr(fig, "residual").marker.color == F.PALETTE["residual"]
-    assert tr(fig, "p").marker.line.color == F.PALETTE["p"]
+    assert tr(fig, "overlap").marker.color == PALETTE["overlap"]
+    assert tr(fig, "residual").marker.color == PALETTE["residual"]
+    assert tr(fig, "p").marker.line.color == PALETTE["p"]
     note = fig.layout.annotations[0].text
     assert "P(accept) = Σ min(p, q) = 0.800" in note and "Z = 0.200" in note and "cat 1.000" in note
     assert not F.money_diagram(P, Q, annotate=False).layout.annotations
@@ -86,7 +92,7 @@ def test_money_diagram_patch_matches_the_built_figure():
     fig = F.money_diagram(P, Q)
     F.apply_patch(fig, F.money_diagram_patch(p, q, step=2))
     ref = F.money_diagram(p, q, step=2)
-    for meta in F.trace_metas(ref):
+    for meta in trace_metas(ref):
         assert np.array_equal(arr(tr(fig, meta).y), arr(tr(ref, meta).y)), meta
         assert tr(fig, meta).opacity == tr(ref, meta).opacity, meta
     assert fig.layout.annotations[0].text == ref.layout.annotations[0].text
@@ -113,7 +119,7 @@ def test_vocab_length_is_checked():
         F.money_diagram(P, Q, vocab=["a", "b"])
     with pytest.raises(ValueError, match="distinct"):
         F.money_diagram(P, Q, vocab=["a", "a", "b"])
-    assert F.vocab_names(None, 3) == ["cat", "dog", "fish"] and F.vocab_names(None, 2) == ["t0", "t1"]
+    assert vocab_names(None, 3) == ["cat", "dog", "fish"] and vocab_names(None, 2) == ["t0", "t1"]
 
 
 # ----------------------------------------------------------------------------- acceptance, joint table
@@ -206,7 +212,7 @@ def test_convergence_figure_shrinks_like_one_over_sqrt_n():
     s = specviz.spec_sample(P, Q, 1_000_000, seed=0)
     assert tv[1] == pytest.approx(np.abs(np.bincount(s.tokens[:10_000], minlength=3) / 10_000 - P).sum() / 2)
     assert tv[-1] < 0.005 < tv[0]
-    c = F.tv_reference_constant(P)
+    c = tv_reference_constant(P)
     np.testing.assert_allclose(arr(tr(fig, "reference").y), c / np.sqrt([100, 10_000, 1_000_000]))
     lossy = arr(tr(fig, "tv:resample_target").y)
     assert lossy[-1] == pytest.approx(0.08, abs=0.005)  # flattens at its exact TV
@@ -243,7 +249,7 @@ def test_rule_figure_parts_equal_rule_joint():
 def test_rules_figure_matches_compare_rules():
     fig = F.rules_figure(P, Q)
     reports = specviz.compare_rules(P, Q)
-    assert F.trace_metas(fig) == ["p"] + [r.rule for r in reports]
+    assert trace_metas(fig) == ["p"] + [r.rule for r in reports]
     for r in reports:
         t = tr(fig, r.rule)
         np.testing.assert_allclose(arr(t.y), r.output)
@@ -251,7 +257,7 @@ def test_rules_figure_matches_compare_rules():
     assert tr(fig, "resample_target").y[0] == pytest.approx(0.52)
     assert "✗" in tr(fig, "resample_target").name and "✓" in tr(fig, "lossless").name
     sub = F.rules_figure(P, Q, rules=["lossless", "abs_residual"])
-    assert F.trace_metas(sub) == ["p", "lossless", "abs_residual"]
+    assert trace_metas(sub) == ["p", "lossless", "abs_residual"]
 
 
 def test_tradeoff_figure_lenience_buys_acceptance_with_tv():
@@ -291,7 +297,7 @@ def test_speedup_heatmap_marks_the_best_gamma():
 
 
 def test_accepted_length_figure_against_the_exact_law():
-    k = F.simulate_accepted_lengths(0.7, 5, 50_000, seed=0)
+    k = simulate_accepted_lengths(0.7, 5, 50_000, seed=0)
     fig = F.accepted_length_figure(k, 0.7, 5)
     np.testing.assert_allclose(arr(tr(fig, "exact").y), specviz.accepted_length_dist(0.7, 5))
     np.testing.assert_allclose(arr(tr(fig, "empirical").y), np.bincount(k, minlength=6) / 50_000)
@@ -303,7 +309,7 @@ def test_accepted_length_figure_against_the_exact_law():
 
 
 def test_gamma_figure_panels():
-    k = F.simulate_accepted_lengths(0.8, 4, 1000, seed=0)
+    k = simulate_accepted_lengths(0.8, 4, 1000, seed=0)
     fig = F.gamma_figure(0.8, 4, 0.1, accepted_counts=k)
     assert tr(fig, "current").y[0] == pytest.approx(specviz.expected_tokens(0.8, 4))
     np.testing.assert_allclose(arr(tr(fig, "exact").y), specviz.accepted_length_dist(0.8, 4))
@@ -361,18 +367,18 @@ def test_numerics_figure_reports_each_dtype():
 
 
 def test_export_html_is_standalone(tmp_path):
-    path = F.export_figure(F.money_diagram(P, Q), tmp_path / "money.html")
+    path = EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.html")
     text = path.read_text(encoding="utf-8")
     assert text.lstrip().lower().startswith("<html") or "<!doctype html" in text.lower()[:200]
     assert len(text) > 1_000_000  # plotly.js embedded: works offline in a lecture hall
     assert "cdn.plot.ly" not in text.split("</script>")[0][:2000]
     assert '"overlap"' in text
     with pytest.raises(ValueError, match="unsupported export format"):
-        F.export_figure(F.money_diagram(P, Q), tmp_path / "money.txt")
+        EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.txt")
 
 
 def test_export_png_without_browser_explains(tmp_path, monkeypatch):
-    monkeypatch.setattr(F.export, "find_browser", lambda: None)
+    monkeypatch.setattr(EX, "find_browser", lambda: None)
     monkeypatch.delenv("BROWSER_PATH", raising=False)
     import plotly.basedatatypes as bd
 
@@ -381,17 +387,17 @@ def test_export_png_without_browser_explains(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bd.BaseFigure, "write_image", fail)
     with pytest.raises(RuntimeError, match="apt-get install chromium"):
-        F.export_figure(F.money_diagram(P, Q), tmp_path / "money.png")
+        EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.png")
 
 
 @pytest.mark.slow
 def test_export_png(tmp_path):
-    if F.find_browser() is None:
+    if EX.find_browser() is None:
         if IN_CI:
             pytest.fail("no Chrome/Chromium for kaleido under CI=true (install: apt-get install chromium)")
         pytest.skip("no Chrome/Chromium found for kaleido (install: apt-get install chromium)")
     fig = F.money_diagram(P, Q)
-    png = F.export_figure(fig, tmp_path / "money.png")
+    png = EX.export_figure(fig, tmp_path / "money.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
 
@@ -401,24 +407,26 @@ def test_export_png(tmp_path):
 FIGURE_MODULES = sorted(p.stem for p in Path(F.__file__).parent.glob("*.py") if p.stem != "__init__")
 
 
-def test_the_package_exports_its_public_api():
+def test_the_package_exports_its_builders():
+    """`specviz.figures.__all__`: every figure builder (and patch) of every module, and nothing else.
+
+    What counts as a builder is checked in tests/test_palette.py (`is_builder`)."""
+    from test_palette import is_builder
+
     assert len(set(F.__all__)) == len(F.__all__)
     missing = [n for n in F.__all__ if not hasattr(F, n)]
     assert not missing, f"__all__ names that do not exist: {missing}"
     for name in F.__all__:
-        obj = getattr(F, name)
-        if callable(obj):
-            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
-    # every public name of every module is re-exported by the package
+        assert (getattr(F, name).__doc__ or "").strip(), f"{name} has no docstring"
     for mod in FIGURE_MODULES:
-        module = getattr(F, mod)
-        public = {
+        module = importlib.import_module(f"specviz.figures.{mod}")
+        builders = {
             n
             for n, v in vars(module).items()
-            if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+            if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__ and is_builder(n, v)
         }
-        assert public <= set(F.__all__), (
-            f"specviz.figures.{mod} defines {sorted(public - set(F.__all__))}, not exported"
+        assert builders <= set(F.__all__), (
+            f"specviz.figures.{mod} builds {sorted(builders - set(F.__all__))}, not exported"
         )
 
 

@@ -272,7 +272,7 @@ RUN_VIEWS = (
 def figure_calls():
     """Every figure builder with arguments that reach all its texts (several calls where texts depend on input)."""
     from specviz import Sampling
-    from specviz.figures import simulate_accepted_lengths
+    from specviz.figures.gamma_steps import simulate_accepted_lengths
 
     sample = specviz.spec_sample(P, Q, 500, seed=0)
     return {
@@ -405,6 +405,7 @@ def bundled_run():
 def lm_figure_calls(pair, result, stats):
     """name -> (builder, calls): every figure builder of a real run's views (specviz.figures), the vLLM view's too."""
     from specviz import figures as LF
+    from specviz.figures.run_data import other_label
     from specviz.widgets.live_closeup import token_closeup
 
     fates = result.fates()
@@ -418,7 +419,7 @@ def lm_figure_calls(pair, result, stats):
         "gamma_sweep_figure": [((), {}), (sweep, {}), (sweep, {"auto": 1.25})],
         "gamma_steps_figure": [((), {}), (([4, 0, 2], [4, 0, 1], "auto"), {}), (([3, 3], [1, 3], 3), {})],
         "payoff_figure": [((0.7,), {})],
-        "position_money_diagram": [((p, q, ["a", LF.other_label(), "b"]), {})]
+        "position_money_diagram": [((p, q, ["a", other_label(), "b"]), {})]
         + [((c["p"], c["q"], c["names"], c["title"], c["subtitle"]), {}) for c in closeups if c["q"] is not None],
         "target_only_figure": [((c["p"], c["names"], c["title"], c["subtitle"]), {}) for c in closeups[2:]]
         + [(((0.5, 0.5), ["a", "b"]), {})],

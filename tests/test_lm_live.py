@@ -21,10 +21,14 @@ import pytest
 import torch
 
 from specviz import figures as LF
-from specviz.figures import PALETTE
+from specviz.figures.live_panels import LIVE_PANELS
+from specviz.figures.position_money import distinct_labels, token_label, top_union, with_other
+from specviz.figures.run_data import host_array
+from specviz.figures.style import trace_by_meta
 from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
 from specviz.lm import fates as FT
 from specviz.lm.stats import spec_stats
+from specviz.palette import PALETTE
 from specviz.widgets import live as L
 from specviz.widgets.live_closeup import token_closeup
 
@@ -83,7 +87,7 @@ def _spans(app):
 
 
 def _y(fw, meta):
-    return list(LF.trace_by_meta(fw, meta).y)
+    return list(trace_by_meta(fw, meta).y)
 
 
 def _same(a, b, tol=1e-12):
@@ -123,7 +127,7 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     fh = app.figures["accepted_hist"]
     _same(_y(fh, "accepted_measured"), st.accepted_hist)
     _same(_y(fh, "accepted_theory"), st.accepted_hist_theory)
-    assert list(LF.trace_by_meta(fh, "accepted_measured").x) == [0, 1, 2, 3]
+    assert list(trace_by_meta(fh, "accepted_measured").x) == [0, 1, 2, 3]
     ft = app.figures["throughput"]
     assert app.ar_result is not None and len(app.ar_result.new_ids) == 120  # AR baseline, same settings
     _same(_y(ft, "tokens_per_second"), [st.tokens_per_second, app.ar_result.tokens_per_second], tol=1e-9)
@@ -134,7 +138,7 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     import plotly.graph_objects as go
 
     assert [w for w in _walk(app) if isinstance(w, go.FigureWidget)] == [app.figure]
-    assert set(app.figures) == set(LF.LIVE_PANELS) and all(f is app.figure for f in app.figures.values())
+    assert set(app.figures) == set(LIVE_PANELS) and all(f is app.figure for f in app.figures.values())
 
 
 def test_hf_pair_text_is_escaped_and_decoded_defensively(hf_pair):
@@ -186,7 +190,7 @@ def _check_money(app, i, tol):
     sel = app.select_token(i)
     assert sel is not None, app.message_text
     fig = app.figures["money"]
-    names = list(LF.trace_by_meta(fig, "p").x)
+    names = list(trace_by_meta(fig, "p").x)
     assert names == sel["names"] and names[-1] == "other"
     p = dict(zip(sel["ids"], _y(fig, "p")))
     for tid, prob in sel["top_p"]:
@@ -227,7 +231,7 @@ def test_selecting_a_token_shows_its_money_diagram(which, ngram_pair, hf_pair):
             seen.add(f)
             sel = _check_money(app, i, tol)
             assert sel["fate"] == f and sel["exact"]
-            assert LF.trace_by_meta(app.figures["money"], "p").y is not None
+            assert trace_by_meta(app.figures["money"], "p").y is not None
     assert {"accepted", "resampled", "bonus"} <= seen
     # moving the slider selects too
     app.token_selector.value = 1
@@ -235,16 +239,16 @@ def test_selecting_a_token_shows_its_money_diagram(which, ngram_pair, hf_pair):
 
 
 def test_with_other_and_labels():
-    ids, p, q = LF.with_other(
-        LF.top_union([(3, 0.5), (1, 0.2)], [(1, 0.6), (2, 0.1)]), top_p=[(3, 0.5), (1, 0.2)], top_q=[(1, 0.6), (2, 0.1)]
+    ids, p, q = with_other(
+        top_union([(3, 0.5), (1, 0.2)], [(1, 0.6), (2, 0.1)]), top_p=[(3, 0.5), (1, 0.2)], top_q=[(1, 0.6), (2, 0.1)]
     )
     assert ids == [3, 1, 2]
     assert np.allclose(p, [0.5, 0.2, 0.0, 0.3]) and np.allclose(q, [0.0, 0.6, 0.1, 0.3])
     full_p = np.array([0.1, 0.2, 0.3, 0.4])
-    ids, p, q = LF.with_other([3, 0], full_p, full_p[::-1])
+    ids, p, q = with_other([3, 0], full_p, full_p[::-1])
     assert ids == [3, 0] and np.allclose(p, [0.4, 0.1, 0.5]) and np.allclose(q, [0.1, 0.4, 0.5])
-    assert LF.token_label(None, 5) == "#5"
-    assert LF.distinct_labels(None, [1, 2]) == ["#1", "#2"]
+    assert token_label(None, 5) == "#5"
+    assert distinct_labels(None, [1, 2]) == ["#1", "#2"]
     fig = LF.position_money_diagram([0.5, 0.5], [0.25, 0.75], ["1", "other"])
     assert fig.layout.xaxis.type == "category"
 
@@ -259,15 +263,13 @@ def test_figure_builders_match_their_patches(ngram_pair):
     ):
         fig, data = build(st), patch(st)["data"]
         for meta, props in data.items():
-            _same(LF.trace_by_meta(fig, meta).y, props["y"])
+            _same(trace_by_meta(fig, meta).y, props["y"])
     fig = LF.gamma_sweep_figure([1, 2], [1.1, 1.3], [1.5, 1.7], [1.2, 1.4])
     metas = ["sweep_measured", "sweep_bound", "sweep_predicted", "break_even", "sweep_auto"]
     assert [t.meta for t in fig.data] == metas
     assert "best measured γ = 2" in fig.layout.title.subtitle.text
-    assert list(LF.trace_by_meta(fig, "sweep_auto").y) == [None, None]  # no auto run: no level line
-    assert (
-        list(LF.trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
-    )
+    assert list(trace_by_meta(fig, "sweep_auto").y) == [None, None]  # no auto run: no level line
+    assert list(trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
     from specviz.lm import payoff
     from specviz.widgets import live_closeup, live_controls, live_jobs, live_models, live_render
@@ -465,9 +467,9 @@ def test_token_closeup_of_a_cuda_pair_is_exact(fake_cuda):
     # the figure helpers take distributions straight from the device, too
     p_dev = torch.softmax(cuda.target.session([0]).next_logits, -1)
     assert isinstance(p_dev, fake_cuda)
-    ids, p_vec, q_vec = LF.with_other([2, 0], p_dev, p_dev)
+    ids, p_vec, q_vec = with_other([2, 0], p_dev, p_dev)
     assert np.allclose(p_vec[:2], cpu.target.probs_for([0])[ids]) and np.allclose(p_vec, q_vec)
-    assert np.allclose(LF.host_array(p_dev), cpu.target.probs_for([0]))
+    assert np.allclose(host_array(p_dev), cpu.target.probs_for([0]))
 
 
 def test_live_view_with_a_cuda_pair(fake_cuda):
@@ -584,7 +586,7 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     assert data is not None, app.message_text
     assert data["gammas"] == list(range(1, 9))
     fw = app.figures["sweep"]
-    assert list(LF.trace_by_meta(fw, "sweep_measured").x) == list(range(1, 9))
+    assert list(trace_by_meta(fw, "sweep_measured").x) == list(range(1, 9))
     _same(_y(fw, "sweep_measured"), data["measured"])
     _same(_y(fw, "sweep_bound"), data["bound"])
     _same(_y(fw, "sweep_predicted"), data["predicted"])
@@ -639,12 +641,12 @@ def test_payoff_table_is_the_textbook_optimum():
     assert "no gain" in payoff_sentence(0.3, 0.5)
     fig = LF.payoff_figure(0.7, [0.5, 0.05], ["costly", "cheap"])
     assert [t.meta for t in fig.data] == ["best_speedup", "payoff_points", "break_even", "no_gain"]
-    pts = LF.trace_by_meta(fig, "payoff_points")
+    pts = trace_by_meta(fig, "payoff_points")
     assert list(pts.y) == [r.speedup for r in payoff_table(0.7, [0.5, 0.05])] and pts.text[1].startswith("cheap: ")
-    curve = LF.trace_by_meta(fig, "best_speedup")
+    curve = trace_by_meta(fig, "best_speedup")
     assert all(y == pytest.approx(1.0) for x, y in zip(curve.x, curve.y) if x >= 0.7)
     assert all(y > 1 for x, y in zip(curve.x, curve.y) if x < 0.7 - 1e-9)
-    assert list(LF.trace_by_meta(fig, "break_even").x) == [0.7, 0.7]
+    assert list(trace_by_meta(fig, "break_even").x) == [0.7, 0.7]
     for bad, exc in (
         ((1.5,), ValueError),
         (("x",), TypeError),
@@ -839,9 +841,9 @@ def test_gamma_auto_in_the_live_view():
     assert len(set(drafted)) > 1, drafted  # the engine chose different draft lengths
     # the γ of each verify step: the plot and the step table
     fw = app.figures["gamma_steps"]
-    assert list(LF.trace_by_meta(fw, "gamma_drafted").y) == drafted
-    assert list(LF.trace_by_meta(fw, "gamma_accepted").y) == [s.accepted for s in r.steps]
-    assert list(LF.trace_by_meta(fw, "gamma_drafted").x) == list(range(1, len(drafted) + 1))
+    assert list(trace_by_meta(fw, "gamma_drafted").y) == drafted
+    assert list(trace_by_meta(fw, "gamma_accepted").y) == [s.accepted for s in r.steps]
+    assert list(trace_by_meta(fw, "gamma_drafted").x) == list(range(1, len(drafted) + 1))
     title = next(a.text for a in fw.layout.annotations if a.name == "title:gamma_steps")
     assert "γ auto" in title and f"longest {max(drafted)}" in title
     rows = re.findall(r"<tr><td[^>]*>(\d+)</td><td[^>]*>(\d+)</td><td[^>]*>(\d+)</td>", app.steps_html.value)
@@ -850,14 +852,14 @@ def test_gamma_auto_in_the_live_view():
     # nothing sized by a fixed γ: the per-position plot follows the longest draft
     st = spec_stats(r)
     assert st.gamma == max(drafted)
-    assert list(LF.trace_by_meta(app.figure, "unconditional").x) == list(range(1, max(drafted) + 1))
-    assert len(LF.trace_by_meta(app.figure, "accepted_measured").x) == max(drafted) + 1
+    assert list(trace_by_meta(app.figure, "unconditional").x) == list(range(1, max(drafted) + 1))
+    assert len(trace_by_meta(app.figure, "accepted_measured").x) == max(drafted) + 1
     assert f"auto (longest {max(drafted)})" in app.stats_html.value
     # the γ sweep keeps its fixed points and adds the auto run as a level line
     data = app.gamma_sweep(blocking=True, gammas=(1, 2))
     assert data is not None, app.message_text
     assert data["gammas"] == [1, 2] and data["auto"] is not None and data["auto"]["result"].gamma == "auto"
-    assert list(LF.trace_by_meta(app.figure, "sweep_auto").y) == pytest.approx([data["auto"]["measured"]] * 2)
+    assert list(trace_by_meta(app.figure, "sweep_auto").y) == pytest.approx([data["auto"]["measured"]] * 2)
     assert "γ=auto" in app.status.value
 
 
@@ -868,7 +870,7 @@ def test_fixed_gamma_steps_are_shown_too(gamma, ngram_pair):
     assert r is not None, app.message_text
     drafted = [len(s.drafted) for s in r.steps]
     assert set(drafted[:-1]) == {gamma} and drafted[-1] <= gamma  # the last step drafts at most what is left
-    assert list(LF.trace_by_meta(app.figure, "gamma_drafted").y) == drafted
+    assert list(trace_by_meta(app.figure, "gamma_drafted").y) == drafted
     assert f"γ = {gamma}" in next(a.text for a in app.figure.layout.annotations if a.name == "title:gamma_steps")
     if gamma == 0:  # plain target steps: every token is a target draw, and the legend says so
         assert set(app.token_fates) == {"target"} and "plain target draw" in app.legend.value

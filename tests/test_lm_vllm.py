@@ -411,7 +411,7 @@ def test_cli_errors_are_one_line(server, down_url, capsys):
 
 
 def test_live_view_draws_the_interval_in_the_acceptance_plots(fresh):
-    from specviz.figures import trace_by_meta
+    from specviz.figures.style import trace_by_meta
     from specviz.widgets.live import live_app
 
     app = live_app(source=fresh.url, interval_s=0.01)

@@ -8,19 +8,32 @@
 - Overlap, residual and rejected mass have distinct patterns in the static figures, and
   distinct marks (✓ ↻ ✗) in the bar text where the widgets animate without patterns.
 - Text drawn in a palette colour, and the apps' message boxes, reach WCAG AA contrast 4.5:1.
+
+And the colours have one home: `specviz.palette` (plotly-free) holds every hex colour of the
+package, the token fates' colours are its role colours, and `specviz.figures` exports figure
+builders only (`is_builder`), the helpers staying in their modules.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
+import specviz
 import specviz.figures as F
-from specviz.figures.style import MASS_MARKS, PALETTE, PATTERNS, contrast_ratio, rgba, text_colour
+from specviz import palette
+from specviz.figures.style import trace_by_meta
+from specviz.palette import MASS_MARKS, PALETTE, PATTERNS, STATUS, contrast_ratio, rgba, text_colour
 from specviz.sampling import spec_sample
 from specviz.widgets import base
 
@@ -98,7 +111,7 @@ def test_mass_fills_differ_in_lightness_too():
 
 
 def shapes(fig, metas) -> dict:
-    return {m: (F.trace_by_meta(fig, m).marker.pattern.shape or "") for m in metas}
+    return {m: (trace_by_meta(fig, m).marker.pattern.shape or "") for m in metas}
 
 
 def test_each_mass_has_its_own_pattern():
@@ -117,10 +130,10 @@ def test_each_mass_has_its_own_pattern():
 def test_the_animated_money_diagram_marks_each_mass_in_its_text():
     """Without patterns (hatch=False, what the widget animates) the bar text names the mass."""
     fig = F.money_diagram(P, Q, hatch=False)
-    assert all(not F.trace_by_meta(fig, m).marker.pattern.shape for m in MASSES)
+    assert all(not trace_by_meta(fig, m).marker.pattern.shape for m in MASSES)
     assert len(set(MASS_MARKS.values())) == 3
     for m in MASSES:
-        texts = [s for s in F.trace_by_meta(fig, m).text if s]
+        texts = [s for s in trace_by_meta(fig, m).text if s]
         assert texts and all(s.startswith(MASS_MARKS[m] + " ") for s in texts), (m, texts)
 
 
@@ -139,13 +152,163 @@ def test_message_boxes_and_verdicts_are_readable():
     err = style_colours(base.ERROR_STYLE)
     assert contrast_ratio(err["color"], err["background"]) >= 4.5
     assert contrast_ratio(style_colours(base.INFO_STYLE)["color"]) >= 4.5
-    # every other colour written in the module (PASS/FAIL verdicts, notes) is text on white
-    backgrounds = {err["background"].lower()}
-    for colour in set(re.findall(r"#[0-9a-fA-F]{6}\b", inspect.getsource(base))):
-        if colour.lower() not in backgrounds:
-            assert contrast_ratio(colour) >= 4.5, colour
+    # the verdicts (PASS/FAIL, close/far, not answered) and the notes are text on white
+    for name, colour in {**STATUS, **{k: palette.INK[k] for k in ("text", "dim")}}.items():
+        assert contrast_ratio(colour) >= 4.5, (name, colour)
+    assert contrast_ratio(STATUS["fail"], palette.STATUS_BG["fail"]) >= 4.5
+    assert contrast_ratio(STATUS["pass"], palette.STATUS_BG["pass"]) >= 4.5
 
 
 def test_contrast_ratio_matches_wcag_examples():
     assert contrast_ratio("#767676") == pytest.approx(4.54, abs=0.01)  # the lightest grey that passes on white
     assert contrast_ratio("#777777") < 4.5
+
+
+# ----------------------------------------------------------------------------- one home for the colours
+
+SPECVIZ = Path(specviz.__file__).parent
+HEX = re.compile(r"(?<![\w/&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})\b")
+"""A hex colour (#rgb, #rgba, #rrggbb, #rrggbbaa), not an issue number (plotly.py#4933) or an HTML entity."""
+
+
+def hex_colours(source: str) -> list[str]:
+    """The hex colours in the string literals of Python `source`, f-strings included (docstrings and comments are prose)."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        m.group(0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        for m in HEX.finditer(node.value)
+    ]
+
+
+def test_no_hex_colour_outside_the_palette():
+    found = {
+        str(path.relative_to(SPECVIZ.parent)): colours
+        for path in sorted(SPECVIZ.rglob("*.py"))
+        if path != SPECVIZ / "palette.py" and (colours := hex_colours(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"hex colours outside specviz/palette.py (take them from specviz.palette): {found}"
+    assert len(hex_colours((SPECVIZ / "palette.py").read_text(encoding="utf-8"))) > 20  # the scan sees the palette's
+
+
+def test_the_hex_check_finds_a_planted_colour():
+    planted = 'COLOUR = "#1a7f37"\nCSS = f"color:#abc;border:{COLOUR}"\nBOX = "border:1px solid #ff818266"\n'
+    assert sorted(hex_colours(planted)) == ["#1a7f37", "#abc", "#ff818266"]
+    prose = '"""Blue (#0072B2)."""\n# a comment: #0072B2\nURL = "plotly.py#4933"\nENTITY = "&#1234;"\n'
+    assert hex_colours(prose) == []
+    # a real module with one colour planted in it fails the check
+    module = (SPECVIZ / "widgets" / "base.py").read_text(encoding="utf-8")
+    assert hex_colours(module) == []
+    assert hex_colours(module + '\nWARN_STYLE = "color:#9a6700"\n') == ["#9a6700"]
+
+
+def test_the_palette_imports_without_plotly_or_numpy():
+    """specviz.palette and the text views built on it (fates, audit verdicts, exercise feedback) need no plotly."""
+    code = (
+        "import sys\n"
+        "sys.modules['plotly'] = None  # any 'import plotly...' now fails\n"
+        "import specviz.palette as P, specviz.lm.fates, specviz.audit, specviz.exercises.core\n"
+        "assert not any(m.startswith('plotly') for m in sys.modules if sys.modules[m] is not None)\n"
+        "print(P.rgba(P.PALETTE['overlap'], 0.5))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "rgba(0,114,178,0.5)", out.stderr
+    blocked = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['plotly'] = None; import specviz.figures.style"],
+        capture_output=True,
+        text=True,
+    )
+    assert blocked.returncode != 0 and "plotly" in blocked.stderr  # the blocker works: the figures do need plotly
+    imports = [
+        n
+        for n in ast.walk(ast.parse((SPECVIZ / "palette.py").read_text(encoding="utf-8")))
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    ]
+    assert {n.module for n in imports if isinstance(n, ast.ImportFrom)} <= {"__future__", "collections.abc"}
+    assert not [n for n in imports if isinstance(n, ast.Import)]  # plain Python: no numpy, no plotly
+
+
+def test_the_fate_colours_are_palette_entries():
+    from specviz.lm import fates
+
+    assert fates.FATE_COLORS is palette.FATE_COLORS
+    roles = {"accepted": "overlap", "resampled": "residual", "bonus": "empirical", "target": "p"}
+    assert {fate: PALETTE[role] for fate, role in roles.items()} == palette.FATE_COLORS
+    assert set(palette.FATE_COLORS) == set(fates.FATES)
+
+
+def test_series_and_status_colours_are_hex():
+    for name, colour in [
+        *((f"LOSSLESS_SERIES[{i}]", c) for i, c in enumerate(palette.LOSSLESS_SERIES)),
+        *((f"LOSSY_SERIES[{i}]", c) for i, c in enumerate(palette.LOSSY_SERIES)),
+        *STATUS.items(),
+        *palette.STATUS_BG.items(),
+        *palette.INK.items(),
+    ]:
+        assert HEX.fullmatch(colour), (name, colour)
+
+
+# ----------------------------------------------------------------------------- figures.__all__: builders only
+
+
+def is_builder(name: str, obj) -> bool:
+    """A figure builder: a function annotated `-> go.Figure` whose first parameter is not a figure (it makes one
+    from data). Or a patch of one: `*_patch` / `*_patches` returning a dict, or `apply_*` taking the figure first."""
+    if not inspect.isfunction(obj):
+        return False
+    sig = inspect.signature(obj)
+    params = list(sig.parameters)
+    returns = str(sig.return_annotation)  # a string: the modules use `from __future__ import annotations`
+    if name.startswith("apply_"):
+        return params[:1] == ["fig"]
+    if re.search(r"_patch(es)?$", name):
+        return returns.startswith("dict")
+    return returns in ("go.Figure", "Figure") and params[:1] != ["fig"]
+
+
+def test_figures_exports_builders_only():
+    not_builders = [n for n in F.__all__ if not is_builder(n, getattr(F, n))]
+    assert not not_builders, f"specviz.figures.__all__ lists helpers, not builders: {not_builders}"
+    public = {n for n in vars(F) if not n.startswith("_") and not inspect.ismodule(getattr(F, n))}
+    assert public == set(F.__all__), sorted(public ^ set(F.__all__))
+
+
+def test_the_builder_rule_can_fail():
+    from specviz.figures import empirical, style
+
+    assert not is_builder("PALETTE", PALETTE) and not is_builder("DEFAULT_NS", empirical.DEFAULT_NS)
+    for helper in ("trace_by_meta", "float_pair", "vocab_names", "base_layout", "mass_marker"):
+        assert not is_builder(helper, getattr(style, helper)), helper
+    assert is_builder("money_diagram", F.money_diagram) and is_builder("apply_patch", F.apply_patch)
+
+
+def test_builders_of_p_and_q_build_a_figure_of_the_tutorial_pair():
+    called = []
+    for name in F.__all__:
+        params = list(inspect.signature(getattr(F, name)).parameters.values())
+        needed = [p.name for p in params if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+        if needed == ["p", "q"] and not re.search(r"_patch(es)?$", name):
+            assert isinstance(getattr(F, name)(P, Q), go.Figure), name
+            called.append(name)
+    assert {"money_diagram", "joint_table", "acceptance_figure", "rule_figure", "coupling_figure"} <= set(called)
+
+
+def test_an_old_helper_import_still_works_and_names_its_home():
+    with pytest.warns(DeprecationWarning, match="specviz.palette"):
+        from specviz.figures import PALETTE as old
+    assert old is PALETTE
+    with pytest.warns(DeprecationWarning, match="specviz.figures.style"):
+        assert F.trace_by_meta is trace_by_meta
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            F.no_such_name  # noqa: B018

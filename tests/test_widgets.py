@@ -9,7 +9,7 @@ import pytest
 
 import specviz
 from specviz import widgets as Wd
-from specviz.figures import trace_by_meta as tr
+from specviz.figures.style import trace_by_meta as tr
 
 P, Q = specviz.TUTORIAL_P, specviz.TUTORIAL_Q
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..i18n import language, t
+from ..palette import STATUS
 from .budget import OverBudget, run_with_budget
 
 REGISTRY: dict[str, Exercise] = {}
@@ -194,7 +195,7 @@ class Feedback:
         return ("✔ " if self.passed else "✘ " if self.answered else "… ") + self.message
 
     def _repr_html_(self) -> str:
-        colour = "#1a7f37" if self.passed else "#cf222e" if self.answered else "#0550ae"
+        colour = STATUS["pass" if self.passed else "fail" if self.answered else "info"]
         mark = "✔" if self.passed else "✘" if self.answered else "…"
         return f"<div class='specviz-feedback' style='color:{colour}'><b>{mark}</b> {html.escape(self.message)}</div>"
 

@@ -1,7 +1,7 @@
 """Plotly figure builders: data in, `plotly.graph_objects.Figure` out (no widgets here).
 
 One module per view, each importing only `style` and the core (never the widgets):
-`style` (the colour language, the base layout, the helpers the builders share),
+`style` (the base layout and the helpers the builders share, over `specviz.palette`'s colours),
 `money` (the money diagram and the joint table), `sampling` (importance and rejection
 sampling, a(x)), `empirical` (samples against the exact p), `pitfalls` (verification
 rules and lossy relaxations), `standardization` (mismatched sampling settings),
@@ -12,20 +12,30 @@ readers without a kernel). The views of a real model's run (`specviz.lm`): `run_
 they share), `per_position`, `accepted_hist`, `throughput`, `gamma_sweep`, `gamma_per_step`,
 `payoff`, `position_money` (one generated token's p and q), `acceptance_panels` (the two
 acceptance panels side by side, for a vLLM server) and `live_panels` (all of them in the
-live view's one figure). Everything public is importable from `specviz.figures`; all
-text comes from the message catalogue (`specviz.messages`) in the current language.
+live view's one figure). All text comes from the message catalogue (`specviz.messages`) in
+the current language.
+
+`specviz.figures` itself exports figure builders only (`__all__`; tests/test_palette.py checks
+the rule). A builder makes a new `plotly.graph_objects.Figure` from data: a public function
+annotated `-> go.Figure` whose first parameter is not a figure. With them go their patches: a
+`*_patch` / `*_patches` function returns the dict that changes a builder's figure in place, and
+an `apply_*` function applies one (`apply_patch` any of them). Everything else stays in its
+module: the colours in `specviz.palette` (re-exported by `style`), the layout and trace helpers
+in `style` (`trace_by_meta`, `float_pair`, `vocab_names`, ...), constants such as
+`empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`.
 
 Every builder validates p (target) and q (draft) through the core, computes what it
 shows with the core's exact functions, and tags each trace with `meta` (a stable name
 that survives `FigureWidget`, whose `uid`s change), so tests and the widgets can find
-traces by name: ``trace_by_meta(fig, "overlap")``.
+traces by name: ``style.trace_by_meta(fig, "overlap")``.
 
-One colour language everywhere (`PALETTE`, Okabe & Ito's colour-blind-safe set): blue =
+One colour language everywhere (`specviz.palette.PALETTE`, Okabe & Ito's colour-blind-safe set): blue =
 min(p, q), the overlap that is accepted; bluish green (dotted) = (p - q)+, the residual
 that rejection resamples; vermillion outline = the target p; grey = the draft q; orange
-(hatched) = the draft mass that gets rejected. Patterns (`style.PATTERNS`) and the marks
+(hatched) = the draft mass that gets rejected. Patterns (`palette.PATTERNS`) and the marks
 ✓ ↻ ✗ in the bars carry the same facts without colour.
 
+>>> from specviz.figures.style import trace_by_meta
 >>> fig = money_diagram([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
 >>> [float(v) for v in trace_by_meta(fig, "overlap").y]
 [0.4, 0.3, 0.1]
@@ -33,162 +43,65 @@ that rejection resamples; vermillion outline = the target p; grey = the draft q;
 [0.2, 0.0, 0.0]
 """
 
-from .acceptance_panels import ACCEPTANCE_PANELS, acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
+from .. import palette
+from . import style
+from .acceptance_panels import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
 from .accepted_hist import accepted_hist_figure, accepted_hist_patch
-from .coupling import coupling_acceptances, coupling_figure
-from .draft_tree import STATUS_STYLE, draft_tree_figure, tree_layout
-from .empirical import DEFAULT_NS, convergence_figure, empirical_figure, monte_carlo_figure, tv_reference_constant
-from .export import export_figure, find_browser
+from .coupling import coupling_figure
+from .draft_tree import draft_tree_figure
+from .empirical import convergence_figure, empirical_figure, monte_carlo_figure
 from .gamma_per_step import gamma_steps_figure, gamma_steps_patch
-from .gamma_steps import (
-    DEFAULT_ALPHAS,
-    accepted_length_figure,
-    expected_tokens_figure,
-    gamma_figure,
-    simulate_accepted_lengths,
-    speedup_heatmap,
-)
+from .gamma_steps import accepted_length_figure, expected_tokens_figure, gamma_figure, speedup_heatmap
 from .gamma_sweep import gamma_sweep_figure, gamma_sweep_patch
-from .live_panels import LIVE_PANELS, apply_live_patch, live_figure, panel_title, placeholder_money_patch
-from .money import MONEY_STEPS, joint_table, money_diagram, money_diagram_patch, money_summary
+from .live_panels import apply_live_patch, live_figure, placeholder_money_patch
+from .money import joint_table, money_diagram, money_diagram_patch
 from .multidraft import multidraft_figure
 from .numerics import numerics_figure
 from .payoff import payoff_figure
 from .per_position import per_position_figure, per_position_patch
-from .pitfalls import rule_description, rule_figure, rules_figure, tradeoff_figure
-from .position_money import (
-    distinct_labels,
-    position_money_diagram,
-    position_money_patch,
-    target_only_figure,
-    token_label,
-    top_union,
-    with_other,
-)
-from .run_data import OTHER, empty_stats, host_array, nan_list, other_label, stat_of
+from .pitfalls import rule_figure, rules_figure, tradeoff_figure
+from .position_money import position_money_diagram, position_money_patch, target_only_figure
 from .sampling import acceptance_figure, importance_figure, rejection_figure
 from .standardization import standardization_figure
-from .static import DEFAULT_WIDTH, StaticImageRenderer, figure_png, png_data_uri, static_image_problem
-from .style import (
-    COLORWAY,
-    LOSSLESS_SERIES,
-    LOSSY_SERIES,
-    MASS_MARKS,
-    PALETTE,
-    PATTERNS,
-    TRANSPARENT,
-    TUTORIAL_VOCAB,
-    apply_patch,
-    bar_labels,
-    base_layout,
-    contrast_ratio,
-    default_vocab,
-    exact_tick,
-    float_pair,
-    mass_labels,
-    mass_marker,
-    p_outline,
-    q_fill,
-    relative_luminance,
-    rgba,
-    text_colour,
-    trace_by_meta,
-    trace_metas,
-    vocab_names,
-    y_top,
-)
-from .throughput import THROUGHPUT_BARS, throughput_bars, throughput_figure, throughput_patch
+from .style import apply_patch
+from .throughput import throughput_figure, throughput_patch
 
 __all__ = [
-    # style and shared helpers
-    "PALETTE",
-    "PATTERNS",
-    "COLORWAY",
-    "MASS_MARKS",
-    "LOSSLESS_SERIES",
-    "LOSSY_SERIES",
-    "TRANSPARENT",
-    "TUTORIAL_VOCAB",
-    "apply_patch",
-    "bar_labels",
-    "base_layout",
-    "contrast_ratio",
-    "default_vocab",
-    "exact_tick",
-    "float_pair",
-    "mass_labels",
-    "mass_marker",
-    "p_outline",
-    "q_fill",
-    "relative_luminance",
-    "rgba",
-    "text_colour",
-    "trace_by_meta",
-    "trace_metas",
-    "vocab_names",
-    "y_top",
     # the lossless step
-    "MONEY_STEPS",
     "joint_table",
     "money_diagram",
     "money_diagram_patch",
-    "money_summary",
     # sampling and empirical checks
     "acceptance_figure",
     "importance_figure",
     "rejection_figure",
-    "DEFAULT_NS",
     "convergence_figure",
     "empirical_figure",
     "monte_carlo_figure",
-    "tv_reference_constant",
     # pitfalls
-    "rule_description",
     "rule_figure",
     "rules_figure",
     "tradeoff_figure",
     "standardization_figure",
-    # γ, speedup, multi-draft
-    "DEFAULT_ALPHAS",
+    # γ, speedup, multi-draft, trees
     "accepted_length_figure",
     "expected_tokens_figure",
     "gamma_figure",
+    "speedup_heatmap",
     "multidraft_figure",
     "draft_tree_figure",
-    "STATUS_STYLE",
-    "tree_layout",
     # optimality: lossless couplings
-    "coupling_acceptances",
     "coupling_figure",
-    "simulate_accepted_lengths",
-    "speedup_heatmap",
-    # numerics and export
+    # numerics
     "numerics_figure",
-    "export_figure",
-    "find_browser",
-    # static pictures for readers without a kernel
-    "DEFAULT_WIDTH",
-    "StaticImageRenderer",
-    "figure_png",
-    "png_data_uri",
-    "static_image_problem",
-    # a real model's run (specviz.lm): shared helpers, one module per view, the live view's figure
-    "OTHER",
-    "empty_stats",
-    "host_array",
-    "nan_list",
-    "other_label",
-    "stat_of",
+    # a real model's run (specviz.lm): one module per view, the live view's one figure
     "per_position_figure",
     "per_position_patch",
     "accepted_hist_figure",
     "accepted_hist_patch",
-    "ACCEPTANCE_PANELS",
     "acceptance_panels_figure",
     "acceptance_patches",
     "apply_acceptance_patches",
-    "THROUGHPUT_BARS",
-    "throughput_bars",
     "throughput_figure",
     "throughput_patch",
     "gamma_sweep_figure",
@@ -196,16 +109,57 @@ __all__ = [
     "gamma_steps_figure",
     "gamma_steps_patch",
     "payoff_figure",
-    "distinct_labels",
     "position_money_diagram",
     "position_money_patch",
     "target_only_figure",
-    "token_label",
-    "top_union",
-    "with_other",
-    "LIVE_PANELS",
-    "apply_live_patch",
     "live_figure",
-    "panel_title",
+    "apply_live_patch",
     "placeholder_money_patch",
+    # any builder's patch, applied to its figure
+    "apply_patch",
 ]
+
+
+_HOMES = {  # the other helpers this package exported before it listed builders only, by their home
+    "specviz.figures.acceptance_panels": ("ACCEPTANCE_PANELS",),
+    "specviz.figures.coupling": ("coupling_acceptances",),
+    "specviz.figures.draft_tree": ("STATUS_STYLE", "tree_layout"),
+    "specviz.figures.empirical": ("DEFAULT_NS", "tv_reference_constant"),
+    "specviz.figures.export": ("export_figure", "find_browser"),
+    "specviz.figures.gamma_steps": ("DEFAULT_ALPHAS", "simulate_accepted_lengths"),
+    "specviz.figures.live_panels": ("LIVE_PANELS", "panel_title"),
+    "specviz.figures.money": ("MONEY_STEPS", "money_summary"),
+    "specviz.figures.pitfalls": ("rule_description",),
+    "specviz.figures.position_money": ("distinct_labels", "token_label", "top_union", "with_other"),
+    "specviz.figures.run_data": ("OTHER", "empty_stats", "host_array", "nan_list", "other_label", "stat_of"),
+    "specviz.figures.static": (
+        "DEFAULT_WIDTH",
+        "StaticImageRenderer",
+        "figure_png",
+        "png_data_uri",
+        "static_image_problem",
+    ),
+}
+
+
+def _home(name: str) -> str | None:
+    """Where a helper that `specviz.figures` used to export lives now (None: no such helper)."""
+    if name in palette.__all__:
+        return "specviz.palette"
+    if name in style.__all__:
+        return "specviz.figures.style"
+    return next((home for home, names in _HOMES.items() if name in names), None)
+
+
+def __getattr__(name: str):
+    """An old `from specviz.figures import X` of a helper still works, with a DeprecationWarning naming X's home."""
+    home = _home(name)
+    if home is None:
+        raise AttributeError(f"module 'specviz.figures' has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(
+        f"specviz.figures.{name} is not a figure builder: import it from {home}", DeprecationWarning, stacklevel=2
+    )
+    return getattr(importlib.import_module(home), name)

@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from ..i18n import t
 from .accepted_hist import accepted_hist_figure, accepted_hist_patch
 from .per_position import per_position_figure, per_position_patch
+from .style import style_axes
 
 ACCEPTANCE_PANELS = {"per_position": (1, "lmfig.per_position_title"), "accepted_hist": (2, "lmfig.hist_title")}
 """The two panels of `acceptance_panels_figure`: column and the message key of the title."""
@@ -81,8 +82,7 @@ def acceptance_panels_figure(stats=None, gamma: int = 4, height: int = 420) -> g
         legend=dict(x=0, y=-0.22, orientation="h", font=dict(size=11)),
         legend2=dict(x=0.55, y=-0.22, orientation="h", font=dict(size=11)),
     )
-    fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444")
-    fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444")
+    style_axes(fig)
     apply_acceptance_patches(fig, acceptance_patches(stats, gamma))
     return fig
 

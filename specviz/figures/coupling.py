@@ -18,7 +18,7 @@ from ..coupling import coupling_acceptance, independent_coupling, maximal_coupli
 from ..i18n import t
 from ..sampling import make_rng
 from ..theory import acceptance_rate
-from .style import PALETTE, base_layout, float_pair, trace_by_meta  # noqa: F401 - trace_by_meta: the doctest
+from .style import INK, PALETTE, base_layout, float_pair, trace_by_meta  # noqa: F401 - trace_by_meta: the doctest
 
 __all__ = ["coupling_acceptances", "coupling_figure"]
 
@@ -63,7 +63,7 @@ def coupling_figure(p: ArrayLike, q: ArrayLike, n: int = 500, seed=0) -> go.Figu
                 mode="markers",
                 meta=meta,
                 name=label,
-                marker=dict(color=colour, size=13, symbol=symbol, line=dict(color="#222", width=1)),
+                marker=dict(color=colour, size=13, symbol=symbol, line=dict(color=INK["mark"], width=1)),
                 hovertemplate="%{y:.4f}<extra></extra>",
             )
         )

@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 from ..i18n import t
 from ..multidraft import multi_draft_acceptance_rate
 from ..tree import DraftTree, tree_expected_tokens
-from .style import PALETTE, base_layout, vocab_names
+from .style import INK, PALETTE, base_layout, vocab_names
 
 STATUS_STYLE = {  # status -> (trace meta, marker symbol, colour, text mark)
     "accepted": ("nodes:accepted", "circle", PALETTE["overlap"], "✓"),
@@ -74,7 +74,7 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
         mode="lines",
         meta="edges",
         name=t("tree.edges"),
-        line=dict(color="#b0b0b0", width=1),
+        line=dict(color=INK["edge"], width=1),
         hoverinfo="skip",
     )
     last = tree.path[-1]
@@ -85,7 +85,7 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
         mode="lines",
         meta="edges:final",
         name=t("tree.step_ends"),
-        line=dict(color="#222222", width=1.5, dash="dot"),
+        line=dict(color=INK["mark"], width=1.5, dash="dot"),
         hoverinfo="skip",
     )
     fig.add_scatter(
@@ -94,7 +94,7 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
         mode="lines",
         meta="edges:path",
         name=t("tree.path"),
-        line=dict(color="#222222", width=4),
+        line=dict(color=INK["mark"], width=4),
         hoverinfo="skip",
     )
     fig.add_scatter(
@@ -105,7 +105,7 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
         name=t("tree.root"),
         text=[t("tree.root")],
         textposition="middle left",
-        marker=dict(symbol="square", size=14, color="#444444"),
+        marker=dict(symbol="square", size=14, color=INK["axis"]),
         showlegend=False,
         hovertext=[t("tree.root")],
         hoverinfo="text",
@@ -135,7 +135,7 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
             customdata=[node.index for node in nodes],
             text=labels,
             textposition="top center",
-            textfont=dict(size=11, color="#222222"),
+            textfont=dict(size=11, color=INK["mark"]),
             marker=dict(symbol=symbol, size=13, color=colour, line=dict(width=2, color=colour)),
             hovertext=hover,
             hoverinfo="text",

@@ -1,6 +1,6 @@
 """Samples against the exact p: empirical frequencies with binomial bands, 1/√n convergence, the Monte-Carlo split.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> fig = empirical_figure([0.5, 0.5], [3, 1])
 >>> [float(v) for v in trace_by_meta(fig, "empirical").y]
 [0.75, 0.25]
@@ -235,7 +235,7 @@ def monte_carlo_figure(p, q, sample=None, vocab=None, ci=0.99) -> go.Figure:
         mode="markers",
         name=t("empirical.exact_overlap"),
         meta="overlap_exact",
-        marker=exact_tick(40, "#0b3d91"),
+        marker=exact_tick(40, PALETTE["exact"]),
         hovertemplate="%{x}: min(p, q) = %{y:.4f}<extra></extra>",
     )
     if n:

@@ -1,6 +1,6 @@
 """How much faster: tokens per verify step vs γ, the speedup map, accepted drafts per step, the γ dashboard.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> [float(v) for v in trace_by_meta(expected_tokens_figure(alphas=(0.5,), gamma_max=2), "alpha=0.5").y]
 [1.0, 1.5, 1.75]
 >>> simulate_accepted_lengths(1.0, 3, 2).tolist()

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .run_data import nan_list
-from .style import PALETTE, base_layout
+from .style import INK, PALETTE, base_layout
 
 
 def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=(), auto=None) -> dict:
@@ -86,7 +86,7 @@ def gamma_sweep_figure(
         mode="lines",
         showlegend=False,
         hoverinfo="skip",
-        line=dict(color="#999", width=1),
+        line=dict(color=INK["zeroline"], width=1),
         **d["break_even"],
     )
     fig.add_scatter(

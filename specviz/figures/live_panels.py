@@ -22,7 +22,7 @@ from .gamma_sweep import gamma_sweep_figure, gamma_sweep_patch
 from .money import money_diagram
 from .per_position import per_position_figure, per_position_patch
 from .position_money import position_money_patch
-from .style import TUTORIAL_VOCAB
+from .style import TUTORIAL_VOCAB, style_axes
 from .throughput import throughput_figure, throughput_patch
 
 LIVE_PANELS = {  # panel -> (row, col, axis number, message of the default title)
@@ -114,8 +114,7 @@ def live_figure(
         plot_bgcolor="white",
         margin=dict(l=60, r=30, t=60, b=40),
     )
-    fig.update_xaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#e5e5e5", automargin=True)
-    fig.update_yaxes(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#999", automargin=True)
+    style_axes(fig)
     fig.update_xaxes(type="category", title_text=t("lmfig.token_axis"), row=4, col=1)
     for k, panel in enumerate(LIVE_PANELS, start=1):  # one legend under each panel
         _, _, n, _ = LIVE_PANELS[panel]

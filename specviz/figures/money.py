@@ -1,6 +1,6 @@
 """The lossless step in pictures: the money diagram, and the same proof in numbers as the joint table.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> P, Q = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
 >>> [float(v) for v in trace_by_meta(money_diagram(P, Q), "overlap").y]
 [0.4, 0.3, 0.1]
@@ -16,9 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
+from ..palette import STATUS_BG
 from ..rules import get_rule, rule_joint
 from ..theory import acceptance_rate, overlap, rejection_mass, resample_dist, residual, tv_distance
-from .style import base_layout, float_pair, mass_labels, mass_marker, p_outline, q_fill, vocab_names, y_top
+from .style import INK, base_layout, float_pair, mass_labels, mass_marker, p_outline, q_fill, vocab_names, y_top
 
 
 class _MoneySteps(Mapping):
@@ -185,8 +186,8 @@ def money_diagram(p, q, vocab=None, step=3, annotate=True, hatch=True) -> go.Fig
             yanchor="bottom",
             showarrow=False,
             align="left",
-            bgcolor="#f6f8fa",
-            bordercolor="#d0d7de",
+            bgcolor=INK["panel"],
+            bordercolor=INK["border"],
             borderpad=4,
         )
     return fig
@@ -232,8 +233,8 @@ def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Fig
         list(p) + [float(p.sum())],
         ["✓" if m else "✗" for m in match] + ["✓" if match.all() else "✗"],
     ]
-    ok_col, bad_col = "#dafbe1", "#ffebe9"
-    fills = [["white"] * len(names) + ["#f0f0f0"]] * 5 + [
+    ok_col, bad_col = STATUS_BG["pass"], STATUS_BG["fail"]
+    fills = [["white"] * len(names) + [INK["cell"]]] * 5 + [
         [ok_col if m else bad_col for m in match] + [ok_col if match.all() else bad_col]
     ]
     fig = go.Figure(
@@ -248,7 +249,7 @@ def joint_table(p, q, vocab=None, rule="lossless", tol=1e-9, **params) -> go.Fig
                     "p(x)",
                     t("money.table_match"),
                 ],
-                fill_color="#e8eef7",
+                fill_color=INK["header"],
                 align="center",
                 font=dict(size=14),
             ),

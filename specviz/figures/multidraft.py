@@ -1,6 +1,6 @@
 """Multi-draft (SpecInfer-style tree) verification: more drafts accept more, lossless only with the residual update.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> fig = multidraft_figure([0.5, 0.3, 0.15, 0.05], [0.1, 0.2, 0.3, 0.4], k_max=2)
 >>> [round(float(v), 3) for v in trace_by_meta(fig, "acceptance:update").y]
 [0.5, 0.65]

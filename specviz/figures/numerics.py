@@ -2,7 +2,7 @@
 
 Building a numerics figure imports torch (through `specviz.numerics`); importing this module does not.
 
->>> from specviz.figures import trace_metas
+>>> from specviz.figures.style import trace_metas
 >>> from specviz import numerics
 >>> fig = numerics_figure(*numerics.example_logits(V=8), dtypes=("float64", "float32"))
 >>> trace_metas(fig)

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from ..lm.payoff import payoff_table
-from .style import PALETTE, base_layout
+from .style import INK, PALETTE, base_layout
 
 
 def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: int = 16, height: int = 400) -> go.Figure:
@@ -67,7 +67,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         name=t("lmfig.payoff_no_gain"),
         meta="no_gain",
         showlegend=False,
-        line=dict(color="#999", width=1),
+        line=dict(color=INK["zeroline"], width=1),
         hoverinfo="skip",
     )
     base_layout(

@@ -1,6 +1,6 @@
 """How verification stops being lossless: wrong rules, one rule's output against p, and lossy relaxations.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> P, Q = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
 >>> fig = rules_figure(P, Q, rules=["lossless", "resample_target"])
 >>> [round(float(v), 3) for v in trace_by_meta(fig, "resample_target").y]

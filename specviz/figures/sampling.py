@@ -1,6 +1,6 @@
 """The classic samplers speculative decoding builds on: importance sampling, rejection sampling, a(x) = min(1, p/q).
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> P, Q = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]
 >>> [round(float(w), 12) for w in trace_by_meta(importance_figure(P, Q, n=10), "weights").y]
 [1.5, 0.6, 1.0]

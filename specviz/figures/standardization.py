@@ -1,6 +1,6 @@
 """The sampling-settings pitfall: temperature, top-k or top-p applied differently to the ratio and to the samples.
 
->>> from specviz.figures import trace_by_meta
+>>> from specviz.figures.style import trace_by_meta
 >>> from specviz import Sampling
 >>> fig = standardization_figure([2.0, 1.0, 0.0], [0.0, 1.0, 2.0], Sampling(0.7), target_used=Sampling(1.0))
 >>> fig.layout.title.subtitle.text.split(" · ")[1][:31]

@@ -1,4 +1,7 @@
-"""The look every specviz figure shares: the colour language, the base layout, and the helpers the builders share.
+"""The look every specviz figure shares: the base layout, bar markers, and the helpers the builders share.
+
+The colours themselves live in `specviz.palette` (plotly-free); this module re-exports them
+(PALETTE, PATTERNS, MASS_MARKS, rgba, ...) and turns them into plotly markers and layouts.
 
 Builders take (p, q) through `float_pair`, token names through `vocab_names`, style a
 figure with `base_layout`, and tag each trace with a stable `meta` that `trace_by_meta`
@@ -23,90 +26,23 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..examples import TUTORIAL_VOCAB  # the tutorial's token names (one home)
+from ..palette import (  # the colour language lives in specviz.palette; re-exported for the builders
+    COLORWAY,
+    INK,
+    LOSSLESS_SERIES,
+    LOSSY_SERIES,
+    MASS_MARKS,
+    PALETTE,
+    PATTERNS,
+    TRANSPARENT,
+    bar_labels,
+    contrast_ratio,
+    mass_labels,
+    relative_luminance,
+    rgba,
+    text_colour,
+)
 from ..validate import as_pair
-
-PALETTE = {
-    # Okabe & Ito's colour-blind-safe set ("Color Universal Design", 2008, jfly.uni-koeln.de/color/):
-    # every pair below stays apart under simulated protanopia, deuteranopia and tritanopia
-    # (tests/test_figures.py: Machado et al. 2009 matrices, CIELAB distance).
-    "overlap": "#0072B2",  # blue: min(p, q), accepted
-    "residual": "#009E73",  # bluish green (dotted): (p - q)+, resampled after a rejection
-    "p": "#D55E00",  # vermillion: the target p (outline)
-    "q": "#5A5A5A",  # dark grey: the draft q
-    "rejected": "#E69F00",  # orange (hatched): (q - p)+, draft mass that is rejected
-    "empirical": "#CC79A7",  # reddish purple: anything measured by sampling
-    "reference": "#56B4E9",  # sky blue: reference curves (1/sqrt(n), limits)
-    "lossy": "#8C510A",  # brown: lossy rules / variants
-    "dtypes": {"float64": "#0072B2", "float32": "#009E73", "float16": "#E69F00", "bfloat16": "#D55E00"},
-}
-"""The shared colour language of every specviz figure (colour-blind safe; see `PATTERNS` for greyscale)."""
-
-LOSSLESS_SERIES = ("#0072B2", "#56B4E9", "#004C77", "#009E73")
-"""Colours of several lossless variants in one figure (blues and the residual's green)."""
-LOSSY_SERIES = ("#E69F00", "#8C510A", "#CC79A7", "#D55E00", "#7A6A00", "#000000")
-"""Colours of several lossy variants in one figure (oranges, browns, purple, black)."""
-
-COLORWAY = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-"""Okabe & Ito's eight colours: plotly's colours for traces that set none (e.g. one curve per α)."""
-
-PATTERNS = {"overlap": "", "residual": ".", "rejected": "/"}
-"""plotly bar pattern (marker.pattern.shape) per mass: solid overlap, dotted residual, hatched rejected
-mass, so the three differ without colour (in greyscale, print, or for colour-blind readers)."""
-
-
-MASS_MARKS = {"overlap": "✓", "residual": "↻", "rejected": "✗"}
-"""The mark before a mass's value in its bar (accepted, resampled, rejected): a label that needs no colour."""
-
-
-def mass_labels(role: str, values: Iterable[float], fmt: str = "{:.2f}") -> list[str]:
-    """Bar text of a mass: its mark and value ("✓ 0.40"), or '' for (numerically) zero bars.
-
-    >>> mass_labels("residual", [0.2, 0.0])
-    ['↻ 0.20', '']
-    """
-    return bar_labels(values, MASS_MARKS[role] + " " + fmt)
-
-
-def rgba(colour: str, alpha: float) -> str:
-    """A "#rrggbb" colour as a CSS rgba() string with opacity `alpha`.
-
-    >>> rgba("#0072B2", 0.5)
-    'rgba(0,114,178,0.5)'
-    """
-    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha:g})"
-
-
-def relative_luminance(colour: str) -> float:
-    """WCAG 2 relative luminance of a "#rrggbb" colour (0 = black, 1 = white)."""
-    c = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255.0
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(lin @ [0.2126, 0.7152, 0.0722])
-
-
-def contrast_ratio(fg: str, bg: str = "#ffffff") -> float:
-    """WCAG 2 contrast ratio of two "#rrggbb" colours (1 to 21; text needs 4.5, large text 3).
-
-    >>> round(contrast_ratio("#000000"), 1)
-    21.0
-    """
-    hi, lo = sorted((relative_luminance(fg), relative_luminance(bg)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def text_colour(colour: str, bg: str = "#ffffff", ratio: float = 4.5) -> str:
-    """`colour`, darkened just enough for text on `bg` to reach the WCAG AA `ratio`.
-
-    >>> contrast_ratio(text_colour(PALETTE["p"])) >= 4.5
-    True
-    """
-    rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.float64)
-    out = colour
-    for k in range(101):
-        out = "#" + "".join(f"{int(round(v)):02x}" for v in rgb * (1 - k / 100))
-        if contrast_ratio(out, bg) >= ratio:
-            break
-    return out
 
 
 def mass_marker(role: str, pattern: bool = True, **extra) -> dict:
@@ -121,10 +57,7 @@ def mass_marker(role: str, pattern: bool = True, **extra) -> dict:
     return marker
 
 
-TRANSPARENT = "rgba(0,0,0,0)"
-"""A fill that draws nothing: outline-only bars (the target p) use it."""
-
-_GRID = "#e5e5e5"
+_GRID = INK["grid"]
 _FONT = dict(family="DejaVu Sans, Liberation Sans, Arial, sans-serif", size=13)
 
 
@@ -169,14 +102,14 @@ def base_layout(fig: go.Figure, title: str, **kw) -> go.Figure:
         legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0, xanchor="left"),
         **kw,
     )
-    fig.update_xaxes(gridcolor=_GRID, linecolor="#444", zerolinecolor=_GRID, automargin=True)
-    fig.update_yaxes(gridcolor=_GRID, linecolor="#444", zerolinecolor="#999", automargin=True)
+    return style_axes(fig)
+
+
+def style_axes(fig: go.Figure) -> go.Figure:
+    """Every axis of `fig` in the shared look: light grid, dark axis line, grey y = 0 line, room for its labels."""
+    fig.update_xaxes(gridcolor=_GRID, linecolor=INK["axis"], zerolinecolor=_GRID, automargin=True)
+    fig.update_yaxes(gridcolor=_GRID, linecolor=INK["axis"], zerolinecolor=INK["zeroline"], automargin=True)
     return fig
-
-
-def bar_labels(values: Iterable[float], fmt: str = "{:.2f}") -> list[str]:
-    """Bar text: the value, or '' for (numerically) zero bars."""
-    return [fmt.format(v) if abs(v) > 1e-12 else "" for v in values]
 
 
 def p_outline(width: float = 3) -> dict:
@@ -227,3 +160,38 @@ def apply_patch(fig, patch: dict) -> None:
     fig.update_layout(layout)
     if note is not None and fig.layout.annotations:
         fig.layout.annotations[0].text = note
+
+
+__all__ = [
+    # the colour language, from specviz.palette
+    "COLORWAY",
+    "INK",
+    "LOSSLESS_SERIES",
+    "LOSSY_SERIES",
+    "MASS_MARKS",
+    "PALETTE",
+    "PATTERNS",
+    "TRANSPARENT",
+    "bar_labels",
+    "contrast_ratio",
+    "mass_labels",
+    "relative_luminance",
+    "rgba",
+    "text_colour",
+    # the tutorial's token names, from specviz.examples
+    "TUTORIAL_VOCAB",
+    # plotly markers, layout and traces
+    "apply_patch",
+    "base_layout",
+    "default_vocab",
+    "exact_tick",
+    "float_pair",
+    "mass_marker",
+    "p_outline",
+    "q_fill",
+    "style_axes",
+    "trace_by_meta",
+    "trace_metas",
+    "vocab_names",
+    "y_top",
+]

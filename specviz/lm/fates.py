@@ -17,15 +17,9 @@ import html
 from collections.abc import Mapping
 
 from ..i18n import t
+from ..palette import FATE_COLORS, INK, rgba  # the fate colours are palette entries (specviz.palette)
 
 FATES = ("accepted", "resampled", "bonus", "target")
-FATE_COLORS = {  # Okabe & Ito's colour-blind-safe set, as specviz.figures.PALETTE
-    "accepted": "#0072B2",  # blue: a draft token the target kept (the min(p, q) part)
-    "resampled": "#009E73",  # bluish green: drawn from (p - q)+ after a rejection
-    "bonus": "#CC79A7",  # reddish purple: the extra token from p when all γ drafts pass
-    "target": "#D55E00",  # vermillion: a plain draw from the target (autoregressive / γ = 0)
-}
-"""Colour of each token fate, matching the money diagram (blue overlap, green residual); labels say it too."""
 FATE_KEYS = {
     "accepted": "live.fate_accepted",
     "resampled": "live.fate_resampled",
@@ -52,15 +46,8 @@ FATE_LABELS = _FateLabels()
 """The name of each token fate, e.g. FATE_LABELS["accepted"] == "accepted draft" in English."""
 
 
-DIM_STYLE = "color:#57606a"
+DIM_STYLE = f"color:{INK['dim']}"
 """CSS of secondary text (the prompt, notes)."""
-
-
-def rgba(hex_color: str, opacity: float) -> str:
-    """A '#rrggbb' colour as a CSS 'rgba(r,g,b,opacity)' string."""
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{opacity})"
 
 
 def fates_of(steps) -> list:
@@ -141,12 +128,12 @@ def token_pieces(tokenizer, prompt_ids, new_ids) -> list:
 
 def token_span(i: int, fate: str, piece: str, selected: bool = False) -> str:
     """One generated token as `<span class='specviz-tok specviz-tok-FATE'>`, coloured by its fate."""
-    c = FATE_COLORS.get(fate, "#999999")
+    c = FATE_COLORS.get(fate, INK["zeroline"])
     style = f"background:{rgba(c, 0.22)};border-bottom:2px solid {c}"
     if not piece:  # a token that only carried part of a character: keep it visible
         style += ";display:inline-block;min-width:4px;height:1em"
     if selected:
-        style += ";outline:2px solid #24292f"
+        style += f";outline:2px solid {INK['text']}"
     label = f"#{i}: {FATE_LABELS.get(fate, fate)}"
     return (
         f"<span class='specviz-tok specviz-tok-{fate}' data-pos='{i}' title='{html.escape(label)}' "
@@ -163,7 +150,7 @@ def text_box(inner: str) -> str:
     """The framed, whitespace-preserving box the coloured text is shown in."""
     return (
         "<div class='specviz-text' style='white-space:pre-wrap;font-family:DejaVu Sans Mono,monospace;"
-        "font-size:14px;line-height:1.7;border:1px solid #d0d7de;border-radius:6px;padding:8px;"
+        f"font-size:14px;line-height:1.7;border:1px solid {INK['border']};border-radius:6px;padding:8px;"
         f"max-height:260px;overflow-y:auto'>{inner}</div>"
     )
 

@@ -21,6 +21,7 @@ import ipywidgets as W
 import traitlets
 
 from ..i18n import language
+from ..palette import PALETTE
 
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 """specviz language code -> the BCP 47 tag written in the page's `lang` attributes."""
@@ -98,7 +99,7 @@ export default { render };
 """
 
 _CSS = """
-/* Unselected dashboard tab titles: darker than Lumino's grey (#6d6d6d on #eeeeee is 4.45:1). */
+/* Unselected dashboard tab titles: darker than Lumino's grey (4.45:1 on its tab background, under WCAG AA). */
 .specviz-dashboard .lm-TabBar-tab:not(.lm-mod-current),
 .specviz-dashboard .p-TabBar-tab:not(.p-mod-current) { color: rgba(0, 0, 0, 0.8) !important; }
 /* A visible keyboard focus ring on slider handles, tabs and buttons. */
@@ -106,8 +107,8 @@ _CSS = """
 .specviz-app .noUi-handle:focus-visible,
 .specviz-dashboard .lm-TabBar-tab:focus-visible,
 .specviz-dashboard button:focus-visible,
-.specviz-app button:focus-visible { outline: 3px solid #0072b2; outline-offset: 2px; }
-"""
+.specviz-app button:focus-visible { outline: 3px solid FOCUS; outline-offset: 2px; }
+""".replace("FOCUS", PALETTE["overlap"])  # the focus ring: the palette's blue
 
 
 class A11yHelper(anywidget.AnyWidget):

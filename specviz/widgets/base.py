@@ -9,13 +9,17 @@ import re
 import ipywidgets as W
 
 from ..i18n import t
+from ..palette import STATUS, STATUS_BG, pass_fail
 from .a11y import a11y_helper
 from .fastload import defer_rfc3987_syntax
 from .snapshot import snapshot_html, snapshots_enabled
 
-ERROR_STYLE = "color:#cf222e;background:#ffebe9;border:1px solid #ff818266;padding:4px 8px;border-radius:4px"
+ERROR_STYLE = (
+    f"color:{STATUS['fail']};background:{STATUS_BG['fail']};border:1px solid {STATUS_BG['fail_border']};"
+    "padding:4px 8px;border-radius:4px"
+)
 """CSS of an app's error message."""
-INFO_STYLE = "color:#0550ae;padding:4px 8px"
+INFO_STYLE = f"color:{STATUS['info']};padding:4px 8px"
 """CSS of an app's informational message."""
 
 
@@ -47,7 +51,7 @@ def _audit_explanation(report) -> str:
 
 def verdict_html(report, what: str) -> str:
     """An audit report as one line of HTML: a green PASS or red FAIL, `what`, and the explanation."""
-    colour = "#1a7f37" if report.passed else "#cf222e"
+    colour = pass_fail(report.passed)
     cls, word = ("pass", t("app.pass")) if report.passed else ("fail", t("app.fail"))
     why = html.escape(_audit_explanation(report))
     return f"<b class='specviz-verdict-{cls}' style='color:{colour}'>{word}</b> " + t(

@@ -9,9 +9,13 @@ import ipywidgets as W
 import numpy as np
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..figures import PALETTE, default_vocab, vocab_names
-from ..figures.style import text_colour  # text in a palette colour, at WCAG AA contrast
+from ..figures.style import (
+    default_vocab,
+    text_colour,  # text in a palette colour, at WCAG AA contrast
+    vocab_names,
+)
 from ..i18n import t
+from ..palette import PALETTE
 from ..validate import as_pair
 from .base import error_html, safe_callback
 from .editor_controls import mode_toggle, preset_buttons, probability_slider, vocab_slider, weights_text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..figures import PALETTE
 from ..i18n import CATALOGUE, t
+from ..palette import PALETTE
 from .presets import PRESETS
 
 

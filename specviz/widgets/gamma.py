@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from ..figures import gamma_figure, simulate_accepted_lengths
+from ..figures import gamma_figure
+from ..figures.gamma_steps import simulate_accepted_lengths
 from ..gamma import best_gamma, expected_tokens, speedup
 from ..htmlkit import html_table
 from ..i18n import t

@@ -21,10 +21,12 @@ import numpy as np
 import torch
 
 from .. import figures as LF
-from ..figures import text_colour
+from ..figures.position_money import distinct_labels, token_label, top_union, with_other
+from ..figures.run_data import host_array, other_label
 from ..i18n import t
 from ..lm.engine import process_logits
 from ..lm.fates import FATE_COLORS, FATE_LABELS
+from ..palette import text_colour
 from ..standardize import Sampling
 
 
@@ -42,7 +44,7 @@ def exact_distributions(pair, prefix, sampling: Sampling):
     """
     p = process_logits(host_logits(pair.target.session(prefix).next_logits), sampling)
     q = process_logits(host_logits(pair.draft.session(prefix).next_logits), sampling)
-    return LF.host_array(p).reshape(-1), LF.host_array(q).reshape(-1)
+    return host_array(p).reshape(-1), host_array(q).reshape(-1)
 
 
 def step_of(result, i: int):
@@ -70,7 +72,7 @@ def default_token(steps, n_tokens: int) -> int | None:
 
 def _explain(fate, tok, drafted, token, pd, qd):
     """(subtitle, explanation) of a drafted position: why the draft was kept or replaced."""
-    d, name = LF.token_label(tok, drafted), LF.token_label(tok, token)
+    d, name = token_label(tok, drafted), token_label(tok, token)
     keep = min(1.0, pd / qd) if qd > 0 else 1.0
     kw = dict(d=d, name=name, qd=qd, pd=pd, keep=keep)
     if fate == "accepted":
@@ -109,19 +111,19 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
             p_full, q_full = exact_distributions(pair, prefix, Sampling(temperature, top_k, top_p))
         except Exception:  # noqa: BLE001 - fall back to the recorded top lists
             p_full = q_full = None
-    name = LF.token_label(tok, token)
+    name = token_label(tok, token)
     title = t("live.closeup_title", i=i, name=name, fate=FATE_LABELS[fate])
     if fate in ("bonus", "target") or not tq:
-        ids, p_vec, _ = LF.with_other(LF.top_union(tp, [], [token]), p_full, None, tp, [])
-        names = LF.distinct_labels(tok, ids) + [LF.other_label()]
+        ids, p_vec, _ = with_other(top_union(tp, [], [token]), p_full, None, tp, [])
+        names = distinct_labels(tok, ids) + [other_label()]
         bonus = fate == "bonus"
         sub = t("live.bonus_sub") if bonus else t("live.target_sub")
         explain = t("live.bonus_explain") if bonus else t("live.target_explain")
         fig = LF.target_only_figure(p_vec, names, title, sub)
         q_vec = None
     else:
-        ids, p_vec, q_vec = LF.with_other(LF.top_union(tp, tq, [drafted, token]), p_full, q_full, tp, tq)
-        names = LF.distinct_labels(tok, ids) + [LF.other_label()]
+        ids, p_vec, q_vec = with_other(top_union(tp, tq, [drafted, token]), p_full, q_full, tp, tq)
+        names = distinct_labels(tok, ids) + [other_label()]
         sub, explain = _explain(fate, tok, drafted, token, rec.p_drafted[j], rec.q_drafted[j])
         fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
@@ -154,7 +156,7 @@ def closeup_info_html(sel: dict, tokenizer=None) -> str:
     i, fate, alpha = sel["position"], sel["fate"], sel["alpha"]
     alpha_txt = t("live.closeup_alpha", alpha=alpha) if alpha is not None else ""
     note = "" if sel["exact"] else t("live.recorded_note")
-    name = LF.token_label(tokenizer, sel["token"])
+    name = token_label(tokenizer, sel["token"])
     where = t(
         "live.closeup_info",
         i=i,

@@ -22,7 +22,9 @@ import ipywidgets as W
 
 from ..i18n import t
 from ..lm import catalog
+from ..lm.fates import DIM_STYLE
 from ..lm.loading import PROMPT_LOOKUP
+from ..palette import INK
 
 BUNDLED_PAIR = ("bundled", "bundled")
 """The (target, draft) of the bundled offline pair."""
@@ -103,7 +105,7 @@ def models_hint_html() -> str:
         else:
             text = html.escape(t("live.model_needs_fetch", name="\0", command="\1"))
             lines.append(text.replace("\0", data_html(name)).replace("\1", data_html(fetch_command(name))))
-    return "<div class='specviz-models-hint' style='font-size:12px;color:#57606a'>" + "<br>".join(lines) + "</div>"
+    return f"<div class='specviz-models-hint' style='font-size:12px;{DIM_STYLE}'>" + "<br>".join(lines) + "</div>"
 
 
 def check_fetched(target: str, draft: str) -> None:
@@ -157,9 +159,9 @@ def formatted_prompt_html(pair, ids, chat: bool) -> str:
     note = t("live.formatted_chat") if chat and has_chat_template(pair) else t("live.formatted_plain")
     head = html.escape(t("live.formatted_head", n=len(ids)))
     return (
-        f"<div style='font-size:12px'><b>{head}</b> <span style='color:#57606a'>{html.escape(note)}</span>"
+        f"<div style='font-size:12px'><b>{head}</b> <span style='{DIM_STYLE}'>{html.escape(note)}</span>"
         "<pre class='specviz-data specviz-formatted-prompt' style='white-space:pre-wrap;margin:2px 0;"
-        f"padding:6px;border:1px solid #d0d7de;border-radius:6px;max-height:160px;overflow-y:auto'>"
+        f"padding:6px;border:1px solid {INK['border']};border-radius:6px;max-height:160px;overflow-y:auto'>"
         f"{html.escape(text)}</pre></div>"
     )
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..htmlkit import html_table
 from ..i18n import t
 from ..lm.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
+from ..palette import INK
 
 if TYPE_CHECKING:
     from ..lm.vllm import SpecCounters
@@ -101,7 +102,7 @@ def steps_table_html(steps, pieces=(), limit: int = 40) -> str:
             i = s.start + k
             if i >= len(pieces):  # not shown (yet), or cut at the end token
                 break
-            c = FATE_COLORS.get(fate, "#999999")
+            c = FATE_COLORS.get(fate, INK["zeroline"])
             fill = "" if pieces[i] else ";display:inline-block;min-width:4px;height:1em"
             toks.append(
                 f"<span class='specviz-data specviz-step-tok' style='background:{rgba(c, 0.22)};"

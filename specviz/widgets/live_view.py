@@ -23,6 +23,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from .. import figures as LF
+from ..figures.live_panels import LIVE_PANELS
 from ..i18n import t
 from ..lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
 from ..lm.payoff import payoff_sentence
@@ -88,7 +89,7 @@ class LiveView:
         # ONE FigureWidget for all plots (see the module notes)
         self.figure = responsive(go.FigureWidget(LF.live_figure(None, int(gamma))))  # fills the page width
         self.figure.add_class("specviz-live-figure")
-        self.figures = {panel: self.figure for panel in LF.LIVE_PANELS}
+        self.figures = {panel: self.figure for panel in LIVE_PANELS}
 
     def widgets(self) -> list:
         """The output widgets in the order the app shows them."""

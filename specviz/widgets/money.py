@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..figures import MONEY_STEPS, apply_patch, money_diagram, money_diagram_patch
+from ..figures import apply_patch, money_diagram, money_diagram_patch
+from ..figures.money import MONEY_STEPS
 from ..htmlkit import html_table
 from ..i18n import t
 from ..theory import acceptance_rate, rejection_mass, resample_dist, tv_distance

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..audit import audit
 from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..figures import rule_description, rule_figure
+from ..figures import rule_figure
+from ..figures.pitfalls import rule_description
 from ..htmlkit import html_table
 from ..i18n import t
 from ..rules import RULES, get_rule, rule_joint

@@ -26,6 +26,7 @@ from fractions import Fraction
 import ipywidgets as W
 
 from ..i18n import check_language, language, t
+from ..palette import STATUS
 from .base import App, safe_callback
 
 
@@ -148,7 +149,7 @@ class PredictApp(App):
         off = abs(float(guess) - float(self.answer))
         self.close_enough = bool(off <= self.tol + 1e-12)
         verdict = t("predict.close" if self.close_enough else "predict.far", self.lang, tol=f"{self.tol:.4g}")
-        colour = "#1a7f37" if self.close_enough else "#9a6700"
+        colour = STATUS["pass" if self.close_enough else "near"]
         self.result.value = (
             f"<span style='color:{colour}'>"
             + html.escape(

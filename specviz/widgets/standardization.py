@@ -5,8 +5,10 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from ..figures import standardization_figure, vocab_names
+from ..figures import standardization_figure
+from ..figures.style import vocab_names
 from ..i18n import t
+from ..palette import pass_fail
 from ..standardize import Sampling, mismatch_output_dist
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
@@ -141,10 +143,10 @@ class StandardizationApp(App):
         sync_figure(self.figure, standardization_figure(self.target_logits, self.draft_logits, **s, vocab=self.vocab))
         m = mismatch_output_dist(self.target_logits, self.draft_logits, **s)
         ok = m.tv < 1e-9
-        self.numbers.value = f"{t('standardization.tv_label')} = <b class='specviz-std-tv'>{m.tv:.4f}</b> — " + (
-            f"<b style='color:#1a7f37'>{t('standardization.lossless')}</b>"
-            if ok
-            else f"<b style='color:#cf222e'>{t('standardization.not_asked')}</b>"
+        word = t("standardization.lossless") if ok else t("standardization.not_asked")
+        self.numbers.value = (
+            f"{t('standardization.tv_label')} = <b class='specviz-std-tv'>{m.tv:.4f}</b> — "
+            f"<b style='color:{pass_fail(ok)}'>{word}</b>"
         )
         self.clear_message()
         return m
