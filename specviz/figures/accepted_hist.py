@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .run_data import stat_of
-from .style import PALETTE, base_layout
+from .style import PALETTE, exact_tick, patched_layout
 
 
 def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
@@ -58,18 +58,13 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
         name=t("lmfig.theory_alpha"),
         meta="accepted_theory",
         mode="markers",
-        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        marker=exact_tick(26),
         hovertemplate=t("lmfig.hist_theory_hover"),
         **d["accepted_theory"],
     )
-    base_layout(
-        fig,
-        t("lmfig.hist_title") + "<br>" + patch["layout"]["title_subtitle_text"],
-        height=height,
-        xaxis=dict(title=t("lmfig.accepted_k"), dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title=t("lmfig.verify_steps"), rangemode="tozero"),
-    )
-    return fig
+    xaxis = dict(title=t("lmfig.accepted_k"), dtick=1)
+    yaxis = dict(title=t("lmfig.verify_steps"), rangemode="tozero")
+    return patched_layout(fig, t("lmfig.hist_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import PALETTE, base_layout, rgba
+from .style import PALETTE, exact_tick, patched_layout, rgba
 
 
 def gamma_steps_patch(drafted=(), accepted=(), setting=None) -> dict:
@@ -57,20 +57,12 @@ def gamma_steps_figure(drafted=(), accepted=(), setting=None, height: int = 300)
         name=t("lmfig.gamma_accepted"),
         meta="gamma_accepted",
         mode="markers",
-        marker=dict(
-            symbol="line-ew-open", size=12, color=PALETTE["overlap"], line=dict(width=3, color=PALETTE["overlap"])
-        ),
+        marker=exact_tick(12, PALETTE["overlap"]),
         hovertemplate=t("lmfig.gamma_accepted_hover"),
         **d["gamma_accepted"],
     )
-    base_layout(
-        fig,
-        t("lmfig.gamma_steps_title") + "<br>" + patch["layout"]["title_subtitle_text"],
-        height=height,
-        xaxis=dict(title=t("lmfig.verify_step_axis"), range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title=t("lmfig.tokens_axis"), dtick=1, range=patch["layout"]["yaxis_range"]),
-    )
-    return fig
+    xaxis, yaxis = dict(title=t("lmfig.verify_step_axis")), dict(title=t("lmfig.tokens_axis"), dtick=1)
+    return patched_layout(fig, t("lmfig.gamma_steps_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .run_data import nan_list
-from .style import INK, PALETTE, base_layout
+from .style import INK, PALETTE, patched_layout
 
 
 def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=(), auto=None) -> dict:
@@ -97,14 +97,8 @@ def gamma_sweep_figure(
         hovertemplate=t("lmfig.sweep_hover_auto"),
         **d["sweep_auto"],
     )
-    base_layout(
-        fig,
-        t("lmfig.sweep_title") + "<br>" + patch["layout"]["title_subtitle_text"],
-        height=height,
-        xaxis=dict(title=t("lmfig.sweep_x"), dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title=t("lmfig.sweep_y"), range=patch["layout"]["yaxis_range"]),
-    )
-    return fig
+    xaxis = dict(title=t("lmfig.sweep_x"), dtick=1)
+    return patched_layout(fig, t("lmfig.sweep_title"), patch, xaxis, dict(title=t("lmfig.sweep_y")), height=height)
 
 
 __all__ = [

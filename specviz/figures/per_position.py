@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .run_data import nan_list, stat_of
-from .style import PALETTE, base_layout
+from .style import PALETTE, exact_tick, patched_layout
 
 
 def per_position_patch(stats=None, gamma: int = 4) -> dict:
@@ -69,7 +69,7 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
         name=t("lmfig.theory_power"),
         meta="theory_unconditional",
         mode="markers",
-        marker=dict(symbol="line-ew-open", size=26, color=PALETTE["p"], line=dict(width=3, color=PALETTE["p"])),
+        marker=exact_tick(26),
         hovertemplate="α^%{x} = %{y:.3f}<extra></extra>",
         **d["theory_unconditional"],
     )
@@ -81,14 +81,9 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
         hoverinfo="skip",
         **d["alpha"],
     )
-    base_layout(
-        fig,
-        t("lmfig.per_position_title") + "<br>" + patch["layout"]["title_subtitle_text"],
-        height=height,
-        xaxis=dict(title=t("lmfig.draft_position"), dtick=1, range=patch["layout"]["xaxis_range"]),
-        yaxis=dict(title=t("lmfig.acceptance_rate"), range=[0, 1.05]),
-    )
-    return fig
+    xaxis = dict(title=t("lmfig.draft_position"), dtick=1)
+    yaxis = dict(title=t("lmfig.acceptance_rate"), range=[0, 1.05])
+    return patched_layout(fig, t("lmfig.per_position_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

@@ -127,6 +127,24 @@ def exact_tick(size: int, color: str = PALETTE["p"]) -> dict:
     return dict(symbol="line-ew-open", size=size, color=color, line=dict(width=3, color=color))
 
 
+def patched_layout(fig: go.Figure, title: str, patch: dict, xaxis: dict, yaxis: dict, **kw) -> go.Figure:
+    """`base_layout` of a figure that a `*_patch` keeps current: `title` over the patch's subtitle
+    ("title_subtitle_text"), and each axis's range from the patch ("xaxis_range", "yaxis_range")
+    unless the axis sets its own, so the built figure and its patch draw the same axes.
+
+    >>> patch = {"data": {}, "layout": {"title_subtitle_text": "3 steps", "xaxis_range": [0.5, 3.5]}}
+    >>> fig = patched_layout(go.Figure(), "Per step", patch, dict(title="step", dtick=1), dict(range=[0, 1]))
+    >>> fig.layout.title.subtitle.text, fig.layout.xaxis.range, fig.layout.yaxis.range
+    ('3 steps', (0.5, 3.5), (0, 1))
+    """
+    layout = patch["layout"]
+    axes = {
+        name: {"range": layout[f"{name}_range"], **props} if f"{name}_range" in layout else props
+        for name, props in (("xaxis", xaxis), ("yaxis", yaxis))
+    }
+    return base_layout(fig, title + "<br>" + layout["title_subtitle_text"], **axes, **kw)
+
+
 def y_top(*arrays: ArrayLike, floor: float = 0.1) -> float:
     """The top of a probability axis: 15% above the largest value, rounded up to 0.05, at least `floor`."""
     top = max(float(np.max(a)) for a in arrays)
@@ -188,6 +206,7 @@ __all__ = [
     "float_pair",
     "mass_marker",
     "p_outline",
+    "patched_layout",
     "q_fill",
     "style_axes",
     "trace_by_meta",

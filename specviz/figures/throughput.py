@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import PALETTE, base_layout
+from .style import PALETTE, exact_tick, patched_layout
 
 THROUGHPUT_BARS = ("speculative", "autoregressive")
 """The two bars of the tokens/s panel (English; `throughput_bars()` gives the current language's names)."""
@@ -69,18 +69,12 @@ def throughput_figure(
         name=t("lmfig.tps_predicted"),
         meta="predicted_tps",
         mode="markers",
-        marker=dict(symbol="line-ew-open", size=40, color="black", line=dict(width=3, color="black")),
+        marker=exact_tick(40, "black"),
         hovertemplate=t("lmfig.tps_predicted_hover"),
         **d["predicted_tps"],
     )
-    base_layout(
-        fig,
-        t("lmfig.tps_title") + "<br>" + patch["layout"]["title_subtitle_text"],
-        height=height,
-        xaxis=dict(title=t("lmfig.decoding"), type="category"),
-        yaxis=dict(title=t("lmfig.tps_axis"), range=patch["layout"]["yaxis_range"]),
-    )
-    return fig
+    xaxis = dict(title=t("lmfig.decoding"), type="category")
+    return patched_layout(fig, t("lmfig.tps_title"), patch, xaxis, dict(title=t("lmfig.tps_axis")), height=height)
 
 
 __all__ = [
