@@ -12,7 +12,7 @@ from test_lm_engine import L, exact_continuations
 
 import specviz as sv
 from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
-from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
+from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, forget, recall
 from specviz.lm.prompt_lookup import PromptLookupModel
 from specviz.standardize import Sampling
 
@@ -37,13 +37,15 @@ class Cycle(GammaChooser):
         return min(self.i % 4, room)
 
 
-@pytest.mark.parametrize("chooser", ["auto", "cycle"])
+@pytest.mark.parametrize("chooser", ["auto", "auto remembered", "cycle"])
 def test_auto_and_scheduled_gamma_sample_the_target_exactly(pair, chooser):
+    """ "auto remembered": gamma="auto", each run starting from what the runs before it measured."""
     exact = exact_continuations(pair.target, [1], L, Sampling())
     rng = np.random.default_rng(7)
     counts = np.zeros(3**L, dtype=np.int64)
+    forget(pair)
     for _ in range(3000):
-        g = AutoGamma(max_gamma=3) if chooser == "auto" else Cycle()
+        g = {"auto": lambda: AutoGamma(max_gamma=3), "auto remembered": lambda: "auto", "cycle": Cycle}[chooser]()
         r = SpeculativeEngine().generate(pair, [1], max_new_tokens=L, gamma=g, seed=rng)
         counts[sv.sequence_index(np.array([r.new_ids]), 3)[0]] += 1
     assert chi_square_pvalue(counts, exact) >= ALPHA
@@ -201,3 +203,37 @@ def test_prompt_lookup_grows_into_long_runs_only_as_the_text_copies():
     assert a.choose(200, run=list(range(64)), match=40) <= max(a.probe_max, 4)
     a.observe(4, 4, 0.0001, 0.016, match=40)
     assert a.choose(200, run=list(range(64)), match=44) <= 16
+
+
+def test_auto_starts_from_the_last_auto_run_on_the_same_models_and_settings(pair):
+    """gamma="auto" carries the clock and a model draft's acceptance (capped) to the next run; nothing else does."""
+    forget(pair)
+    settings = Sampling()
+    fresh = AutoGamma(remember=True)
+    recall(fresh, pair, settings)
+    assert not fresh.verify  # nothing run yet
+    speculative_generate(pair, [1], 200, "auto", seed=0)
+    warm = AutoGamma(remember=True)
+    recall(warm, pair, settings)
+    assert 0 in warm.verify and warm.draft.n > 0 and warm.line is not None
+    tested = warm.first[None][1]
+    assert 0 < tested <= 32 and all(t <= 32 for _, t in warm.deeper)  # capped: this run's own drafts soon weigh more
+    warm.observe(0, 0, 0.0, 123.0)
+    again = AutoGamma(remember=True)
+    recall(again, pair, settings)
+    assert again.verify[0].value != warm.verify[0].value  # a copy: the new run does not write into the memory
+    for other, settings_ in ((AutoGamma(), settings), (AutoGamma(remember=True), Sampling(temperature=0.5))):
+        recall(other, pair, settings_)
+        assert not other.verify  # a chooser made by hand, or other sampling settings: a fresh start
+    forget(pair)
+    recall(again := AutoGamma(remember=True), pair, settings)
+    assert not again.verify
+
+
+def test_prompt_lookup_remembers_the_clock_but_not_how_much_the_last_text_repeated(pair):
+    lookup = Pair(pair.target, PromptLookupModel(3))
+    forget(lookup)
+    speculative_generate(lookup, [0, 1, 2, 0, 1, 2, 0, 1], 120, "auto", temperature=0)
+    warm = AutoGamma(remember=True)
+    recall(warm, lookup, Sampling(temperature=0))
+    assert warm.verify and not warm.agreed_any() and warm.longest == 0 and not warm.first

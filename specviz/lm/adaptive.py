@@ -42,6 +42,14 @@ decided by the measured tokens per second of its drafting steps against its plai
 other mode is revisited one step in 8 to 64), because there the two are often within a
 few per cent and one step's time is noisy.
 
+`gamma="auto"` (`as_chooser`) also remembers: a run starts from what the last auto run on the
+same draft and target objects with the same sampling settings measured (`recall`, `remember`,
+`forget`): the clock and, for a model draft, its acceptance (scaled down to 32 drafts per
+position) and its draft-or-plain mode, so a short run, or the second of a lecture's runs,
+does not spend its first dozen steps measuring. transformers keeps its heuristic number of
+assistant tokens on the assistant model between `generate` calls in the same way. Prompt
+lookup carries only the clock: how well a text copies itself says nothing about the next one.
+
 Anchors: transformers' `num_assistant_tokens_schedule="heuristic"` (+2 drafts after a step
 where all were accepted, -1 otherwise) and `assistant_confidence_threshold` (the draft stops
 when its own probability of the token it just drafted falls below a threshold), in
@@ -81,11 +89,12 @@ True
 from __future__ import annotations
 
 import bisect
+import weakref
 from dataclasses import dataclass, field
 
 from ..checks import integer
 
-__all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser"]
+__all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
 
 AUTO = "auto"
 MAX_GAMMA = 1_000  # the most drafts one verify step may take
@@ -151,6 +160,11 @@ class _Mean:
         self.value += w * (x - self.value)
 
 
+def _carried(m: _Mean, weight: int = 8) -> _Mean:
+    """A copy of a running mean from an earlier run that counts as at most `weight` samples."""
+    return _Mean(span=m.span, n=min(m.n, weight), value=m.value)
+
+
 @dataclass
 class AutoGamma(GammaChooser):
     """Each step, the γ in 0..max_gamma with the most expected tokens per second, from this run's measurements."""
@@ -168,6 +182,7 @@ class AutoGamma(GammaChooser):
     probe_after: int = 4
     line: tuple | None = None  # the verify line for g >= 1, see _fit
     last: int = 0
+    shrink: float = 4.0  # samples of the fitted verify line that a per-γ mean is weighed against
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
     draft_margin: float = 0.3  # prompt lookup drafts only when the model expects a rate this much above plain
     probe_max: int = 4  # a probe (a drafting step when nothing pays) drafts at most this many
@@ -184,11 +199,39 @@ class AutoGamma(GammaChooser):
     mode: bool = False  # a model draft: drafting (True) or plain steps
     mode_steps: int = 0
     explore_every: int = 8
+    remember: bool = False  # gamma="auto": start from the last auto run on the same models and settings (`recall`)
 
     def __post_init__(self):
         self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=MAX_GAMMA)
         self.max_model_gamma = integer(self.max_model_gamma, "max_model_gamma", lo=1, hi=MAX_GAMMA)
         self.probe_max = integer(self.probe_max, "probe_max", lo=1, hi=MAX_GAMMA)
+
+    def warm_start(self, last: AutoGamma, cap: float = 32.0) -> None:
+        """Start from what an earlier run on the same models and settings measured (`recall` calls this).
+
+        Carried: the clock (verify seconds per γ, the draft's time per token) and, for a model
+        draft, its acceptance counts (scaled down to at most `cap` drafts per position, so this
+        run's own drafts soon outweigh them) and its draft-or-plain mode with the rates behind it.
+        Each carried mean counts as 8 samples, so this run's own clock takes over within a few
+        dozen steps (a machine that got busier, or quieter, since), and the mode not chosen is
+        tried again after 8 steps, as in a fresh run.
+        Not carried for prompt lookup: the acceptance per agreement length and the longest
+        accepted run, which depend on how much the new text repeats itself.
+        """
+        self.verify = {g: _carried(m) for g, m in last.verify.items()}
+        self.draft = _carried(last.draft)
+        self._fit()
+        if last.agreed_any():  # a prompt-lookup run: the clock only
+            return
+        shrink = min(1.0, cap / max(last.first.get(None, (0, 1))[1], 1))
+        self.first = {k: [a * shrink, t * shrink] for k, (a, t) in last.first.items()}
+        self.deeper = [[a * min(1.0, cap / max(t, 1)), t * min(1.0, cap / max(t, 1))] for a, t in last.deeper]
+        self.drafting, self.drafting_s = _carried(last.drafting), _carried(last.drafting_s)
+        self.mode = last.mode  # and the other mode is looked at again after 8 steps (explore_every starts at 8)
+
+    def agreed_any(self) -> bool:
+        """True once a prompt-lookup step was observed (acceptance counted by agreement length)."""
+        return any(t for _, t in self.agreed)
 
     def acceptance(self, match: int | None = None) -> float:
         """Estimated acceptance of the first draft: after `match` agreeing tokens (prompt lookup), or None (a model draft).
@@ -265,37 +308,43 @@ class AutoGamma(GammaChooser):
         return float("nan")
 
     def verify_seconds(self, g: int) -> float:
-        """Expected verify seconds with g drafts: the measured mean, else a straight line through the g >= 1 means.
+        """Expected verify seconds with g drafts: the per-g mean, shrunk towards a line through all of them.
 
         g = 0 is a plain step (no acceptance test, a cheaper path) and is kept apart from the line.
+        For g >= 1 the measured mean at g (if any) counts as its number of samples (up to the
+        mean's span) against `shrink` samples of the line fitted through every γ measured
+        (weighted the same way): a γ whose few steps met a busy moment is not priced out for
+        good, while a γ measured often keeps what makes it faster or slower than its neighbours.
         """
         if g == 0:
             return self.plain_seconds()
-        m = self.verify.get(g)
-        if m is not None and m.n >= 2:
-            return m.value
         plain = self.plain_seconds()
         if self.line is None:  # nothing drafted yet: a plain step plus the prior slope per token read
             return plain * (1.0 + self.prior_slope * g)
         k0, v0, slope = self.line
         if slope is None:  # one γ measured: the prior slope through it
             slope = self.prior_slope * (plain if 0 in self.verify else v0 / (1.0 + self.prior_slope * k0))
-        return max(v0 + slope * (g - k0), 1e-9)
+        on_line = max(v0 + slope * (g - k0), 1e-9)
+        m = self.verify.get(g)
+        if m is None or not m.n:
+            return on_line
+        w = min(m.n, m.span)
+        return (w * m.value + self.shrink * on_line) / (w + self.shrink)
 
     def _fit(self) -> None:
-        """Refit the verify line (g >= 1): (centre g, mean seconds there, slope or None for one point)."""
-        pts = [(k, v.value) for k, v in self.verify.items() if v.n and k > 0]
+        """Refit the verify line (g >= 1), each γ's mean weighted by its samples: (centre g, seconds there, slope or None)."""
+        pts = [(k, v.value, min(v.n, v.span)) for k, v in self.verify.items() if v.n and k > 0]
         if not pts:
             self.line = None
             return
-        n = len(pts)
-        mx = sum(k for k, _ in pts) / n
-        my = sum(v for _, v in pts) / n
-        if n == 1:
+        n = sum(w for _, _, w in pts)
+        mx = sum(w * k for k, _, w in pts) / n
+        my = sum(w * v for _, v, w in pts) / n
+        if len(pts) == 1:
             self.line = (mx, my, None)
             return
-        sxx = sum((k - mx) ** 2 for k, _ in pts)
-        self.line = (mx, my, max(sum((k - mx) * (v - my) for k, v in pts) / sxx, 0.0))
+        sxx = sum(w * (k - mx) ** 2 for k, _, w in pts)
+        self.line = (mx, my, max(sum(w * (k - mx) * (v - my) for k, v, w in pts) / sxx, 0.0))
 
     def rates(self, top: int, match: int | None = None) -> list:
         """Expected tokens per second for g = 0..top drafts (the cost model)."""
@@ -399,6 +448,43 @@ def as_chooser(gamma) -> GammaChooser:
         return gamma
     if isinstance(gamma, str):
         if gamma.strip().lower() == AUTO:
-            return AutoGamma()
+            return AutoGamma(remember=True)
         raise ValueError(f"gamma must be a whole number >= 0 or 'auto', got {gamma!r}")
     return FixedGamma(gamma)
+
+
+_MEMORY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # draft model -> {(id(target), settings): AutoGamma}
+
+
+def _slot(pair, settings) -> tuple:
+    return _MEMORY.setdefault(pair.draft, {}), (id(pair.target), settings)
+
+
+def recall(chooser: GammaChooser, pair, settings) -> None:
+    """Warm-start an `AutoGamma(remember=True)` from the last auto run on this pair's models with these settings.
+
+    transformers does the same with its `num_assistant_tokens_schedule="heuristic"`: the
+    number of assistant tokens it learns is kept on the assistant model's generation config
+    from one `generate` call to the next ("heuristic_transient" resets it). Lossless all the
+    same: what an earlier run measured is part of the past. `forget(pair)` clears it.
+    """
+    if not (isinstance(chooser, AutoGamma) and chooser.remember):
+        return
+    memory, key = _slot(pair, settings)
+    if key in memory:
+        chooser.warm_start(memory[key])
+
+
+def remember(chooser: GammaChooser, pair, settings) -> None:
+    """Keep a finished `AutoGamma(remember=True)` run's measurements for the next auto run (see `recall`)."""
+    if isinstance(chooser, AutoGamma) and chooser.remember and chooser.verify:
+        memory, key = _slot(pair, settings)
+        memory[key] = chooser
+
+
+def forget(pair=None) -> None:
+    """Drop what auto runs on this pair (or on every pair, for None) remembered."""
+    if pair is None:
+        _MEMORY.clear()
+    else:
+        _MEMORY.pop(pair.draft, None)

@@ -19,9 +19,10 @@ on it, and no per-token Python runs while drafting.
 
 `gamma` is a whole number (the same γ every step), "auto" (`specviz.lm.adaptive.AutoGamma`:
 each step drafts the number of tokens, 0 included, with the most expected tokens per second
-from this run's own measurements) or any `GammaChooser`. Why a chosen γ keeps the output
-exact, and which choices would not, is proved in `specviz.lm.adaptive`. A step with γ = 0 is
-a plain target step (fate "target") and costs what a plain decoding step costs.
+from this run's measurements and those of the last auto run on the same models) or any
+`GammaChooser`. Why a chosen γ keeps the output exact, and which choices would not, is
+proved in `specviz.lm.adaptive`. A step with γ = 0 is a plain target step (fate "target")
+and costs what a plain decoding step costs.
 
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.loading import Pair
@@ -46,7 +47,7 @@ import torch
 from ..checks import integer
 from ..standardize import Sampling
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
-from .adaptive import GammaChooser, as_chooser
+from .adaptive import GammaChooser, as_chooser, recall, remember
 from .results import GenerationResult, StepRecord
 
 if TYPE_CHECKING:
@@ -370,6 +371,7 @@ class SpeculativeEngine:
         )
         eos = eos_ids(pair) if stop_at_eos else set()
         chooser = gamma
+        recall(chooser, pair, s)  # gamma="auto": start from the last auto run on these models and settings
         result = GenerationResult(list(ids), [], gamma=chooser.label, tokenizer=getattr(pair, "tokenizer", None))
         result.finish_reason = "length"
         t_start = time.perf_counter()
@@ -415,6 +417,7 @@ class SpeculativeEngine:
                     result.new_ids = result.new_ids[: len(result.new_ids) - len(emitted) + hit[0] + 1]
                     result.finish_reason = "stop"
                     break
+        remember(chooser, pair, s)  # for the next auto run on these models and settings
         result.seconds = time.perf_counter() - t_start
         result.text = _decode(pair, result.new_ids)
         return result
@@ -714,8 +717,9 @@ def speculative_generate(
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
     `gamma`: drafts per verify step, a whole number >= 0 (0: plain decoding through the engine),
-    "auto" (each step chooses, 0 included, from this run's measured times and acceptance:
-    `specviz.lm.adaptive.AutoGamma`), or a `GammaChooser`. `stop_at_eos=True` ends the run at
+    "auto" (each step chooses, 0 included, from the measured times and acceptance of this run
+    and of the last auto run on the same models and settings: `specviz.lm.adaptive.AutoGamma`,
+    `specviz.lm.adaptive.forget` to start cold), or a `GammaChooser`. `stop_at_eos=True` ends the run at
     the tokenizer's end token or the generation config's end ids; `result.finish_reason` says
     "stop", "length" (max_new_tokens reached) or "abort" (on_step returned False).
 
