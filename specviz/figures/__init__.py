@@ -22,7 +22,9 @@ annotated `-> go.Figure` whose first parameter is not a figure. With them go the
 an `apply_*` function applies one (`apply_patch` any of them). Everything else stays in its
 module: the colours in `specviz.palette` (re-exported by `style`), the layout and trace helpers
 in `style` (`trace_by_meta`, `float_pair`, `vocab_names`, ...), constants such as
-`empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`.
+`empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`. An
+old `from specviz.figures import PALETTE` (a helper this package used to export) still works
+but warns (DeprecationWarning) with the helper's home.
 
 Every builder validates p (target) and q (draft) through the core, computes what it
 shows with the core's exact functions, and tags each trace with `meta` (a stable name
