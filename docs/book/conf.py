@@ -1,0 +1,173 @@
+"""Sphinx configuration of the book (both languages). Run through tools/book.py (`make site`), which
+sets SPECVIZ_BOOK_LANG (en or zh), SPECVIZ_NB_CACHE (the jupyter-cache holding every executed
+notebook) and SPECVIZ_BOOK_SKIP (notebooks that failed to execute: built without outputs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+import book  # noqa: E402
+
+LANG = os.environ.get("SPECVIZ_BOOK_LANG", "en")
+T = book.TEXTS[LANG]
+
+
+def repository_url() -> str:
+    """The GitHub repository for the Binder and repository buttons: $SPECVIZ_REPOSITORY, else the origin
+    remote when it is on GitHub, else the placeholder the README's Binder badges use."""
+    url = os.environ.get("SPECVIZ_REPOSITORY", "")
+    if not url:
+        try:
+            url = subprocess.run(
+                ["git", "remote", "get-url", "origin"], cwd=REPO, capture_output=True, text=True, check=False
+            ).stdout.strip()
+        except OSError:
+            url = ""
+    m = re.search(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?$", url)
+    return f"https://github.com/{m[1]}/{m[2]}" if m else "https://github.com/OWNER/specviz"
+
+
+project = "specviz"
+author = "specviz contributors"
+copyright = "specviz contributors"
+language = "en" if LANG == "en" else "zh_CN"
+html_title = T["title"]
+root_doc = "index"
+extensions = ["myst_nb"]
+exclude_patterns = ["*.ipynb"]  # the .ipynb twins are there for the Binder button; Sphinx reads the .md
+
+# MyST: $...$ and $$...$$ math, ::: fences; the notebooks' own heading anchors.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True  # $$...$$ inside a list item or a paragraph is display math too
+
+# myst-nb: outputs come from the cache tools/book.py filled (nothing is executed here).
+nb_execution_mode = "cache"
+nb_execution_cache_path = os.environ.get("SPECVIZ_NB_CACHE", str(REPO / "build" / "jupyter_cache" / "unset"))
+nb_execution_excludepatterns = json.loads(os.environ.get("SPECVIZ_BOOK_SKIP", "[]"))
+nb_execution_timeout = book.CELL_TIMEOUT_S
+nb_execution_raise_on_error = False
+nb_ipywidgets_js = {}  # no widget manager from a CDN: apps show their static snapshot
+# Pictures first: a plotly figure shows its PNG (not plotly's HTML, which loads plotly.js), an app its
+# HTML snapshot (it has no PNG); widget views and scripts are never rendered.
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+    ("html", "application/javascript", None),
+    ("html", "image/png", 21),
+    ("html", "image/jpeg", 22),
+    ("html", "image/svg+xml", 23),
+]
+nb_merge_streams = True
+suppress_warnings = ["mystnb.unknown_mime_type"]  # the plotly JSON and widget views left out above
+
+# Math typeset offline: MathJax 2.7 served from the site's own _static/mathjax (tools/book.py copies it).
+myst_update_mathjax = False  # its settings are for MathJax 3
+mathjax_path = book.MATHJAX_URL
+mathjax2_config = {
+    "tex2jax": {"inlineMath": [["$", "$"], ["\\(", "\\)"]], "processEscapes": True},
+    # jupyter-server-mathjax ships the STIX web fonts only (as Jupyter's own MathJax settings use)
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "messageStyle": "none",
+}
+
+html_theme = "sphinx_book_theme"
+html_static_path = ["_static"]
+html_js_files = ["chinese-stemmer.js"] if LANG == "zh" else []  # see the file; Chinese words: jieba
+html_last_updated_fmt = None
+html_copy_source = True
+html_theme_options = {
+    "repository_url": repository_url(),
+    "repository_branch": "HEAD",
+    "path_to_docs": "notebooks" if LANG == "en" else "notebooks/zh",
+    "use_download_button": True,
+    "use_repository_button": True,
+    "use_fullscreen_button": False,
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
+}
+
+# Links between notebooks, written for Jupyter (NAME.ipynb), made links between pages.
+LINK = re.compile(r"\[([^\]\n]+)\]\((\.\./|zh/)?([\w.-]+)\.(ipynb|md)(#[^)\s]*)?\)")
+
+
+def relink(text: str, lang: str) -> str:
+    """Markdown links to notebooks as HTML links to their pages: NAME.ipynb -> NAME.html, ../NAME.ipynb
+    (Chinese to English) -> ../en/NAME.html, zh/NAME.ipynb -> ../zh/NAME.html; README.md and the
+    dashboard (not a page) -> the index.
+
+    >>> relink("see [6](06_x.ipynb#top) and [map](README.md)", "en")
+    'see <a href="06_x.html#top">6</a> and <a href="index.html">map</a>'
+    >>> relink("[d](../dashboard.ipynb) [e](../06_x.ipynb)", "zh")
+    '<a href="index.html#dashboard">d</a> <a href="../en/06_x.html">e</a>'
+    """
+
+    def page(m):
+        label, folder, stem, suffix, anchor = m[1], m[2], m[3], m[4], m[5] or ""
+        if stem == "README":
+            href = "index.html"
+        elif stem == "dashboard":
+            href = "index.html#dashboard"
+        elif suffix != "ipynb":
+            return m[0]
+        elif folder == "../":
+            href = f"../en/{stem}.html{anchor}"
+        elif folder == "zh/":
+            href = f"../zh/{stem}.html{anchor}"
+        else:
+            href = f"{stem}.html{anchor}"
+        return f'<a href="{href}">{label}</a>'
+
+    return LINK.sub(page, text)
+
+
+def _source_read(app, docname, source):
+    source[0] = relink(source[0], LANG)
+
+
+def _twin_button(app, pagename, templatename, context, doctree):
+    """A header button to the same page in the other language (when it exists)."""
+    other = book.OTHER[LANG]
+    if pagename != "index" and not (book.LANGS[other] / f"{pagename}.md").exists():
+        return
+    buttons = context.get("header_buttons")
+    if buttons is not None:
+        buttons.insert(
+            0,
+            {
+                "type": "link",
+                "url": f"../{other}/{pagename}.html",
+                "text": T["twin"],
+                "tooltip": T["twin"],
+                "icon": "fas fa-language",
+                "label": "twin-language-button",
+            },
+        )
+
+
+def _executed_notebook(app, pagename, templatename, context, doctree):
+    """Put the executed notebook where sphinx-book-theme takes its ".ipynb" download from (myst-nb 1.4 in
+    cache mode writes the notebook without its outputs there)."""
+    source = Path(app.srcdir) / f"{pagename}.md"
+    if pagename == "index" or not source.exists():
+        return
+    nb = book.executed(source, Path(nb_execution_cache_path))
+    if nb is not None:
+        import nbformat
+
+        target = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, str(target))
+
+
+def setup(app):
+    app.connect("html-page-context", _executed_notebook, priority=100)
+    app.connect("source-read", _source_read)
+    app.connect("html-page-context", _twin_button, priority=900)

@@ -1,0 +1,423 @@
+"""Build the book: every notebook executed once, then Sphinx + myst-nb + sphinx-book-theme, offline.
+
+    python tools/book.py [--out site] [--jobs 2]          (`make site` runs it)
+
+1. **Execute once.** Every MyST text notebook (notebooks/NAME.md, notebooks/zh/NAME.md) is read as
+   myst-nb reads it and executed headlessly (kernel python3, notebooks/ as the working directory for
+   both languages, no widget state, no progress bars) into a jupyter-cache in
+   build/jupyter_cache/<digest>. The digest covers the specviz sources and every installed package's
+   version, so a change to the library (or an upgrade) executes everything again, while an unchanged
+   tree reuses the outputs: tests/test_notebooks.py checks the very outputs the book shows.
+2. **Two Sphinx builds**, English and Chinese (language zh_CN: Chinese search and theme labels),
+   from build/book/src/<lang>/ (the .md sources copied beside a generated index.md; the .ipynb twins
+   too, so the Binder button opens the notebook). myst-nb runs in "cache" mode against the same
+   cache, so Sphinx executes nothing. Configuration: docs/book/conf.py.
+3. The HTML goes to site/en/ and site/zh/, with site/index.html choosing the language, MathJax 2.7
+   (from jupyter-server-mathjax) in site/_static/mathjax, and site/_static/pages.json: per page its
+   figure outputs and math spans, which tests/test_site.py checks in Chromium.
+
+Figures are pictures: the PNG beside each plotly figure and the HTML snapshot beside each app
+(sv.notebook_setup makes both) are shown, never plotly.js or a widget manager from a CDN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
+CONF_DIR = REPO / "docs" / "book"
+WORK = REPO / "build" / "book"
+CACHE_ROOT = REPO / "build" / "jupyter_cache"
+LANGS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
+OTHER = {"en": "zh", "zh": "en"}
+NOT_PAGES = {"README.md", "dashboard.md"}  # the folder's map; the Voila app (it needs a kernel)
+MATHJAX_URL = "../../_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"  # from <lang>/_static
+PLOTLY = "application/vnd.plotly.v1+json"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+STATIC_IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
+CELL_TIMEOUT_S = 600
+TEXTS = {
+    "en": {
+        "title": "specviz · why speculative decoding is lossless",
+        "intro": "The tutorial notebooks, executed, with their figures as pictures. "
+        "Each page can be downloaded as a notebook (.ipynb) or opened on Binder.",
+        "twin": "中文版",
+        "tutorials": "Tutorials",
+        "more": "More",
+        "dashboard": "The dashboard (`notebooks/dashboard.ipynb`) is interactive and needs a running kernel: "
+        "`make dashboard` or `specviz dashboard`.",
+    },
+    "zh": {
+        "title": "specviz · 为什么推测解码是无损的",
+        "intro": "教程笔记本（已运行，图以图片显示）。每页都可以下载为笔记本（.ipynb）或在 Binder 上打开。",
+        "twin": "English",
+        "tutorials": "教程",
+        "more": "更多",
+        "dashboard": "仪表盘（`notebooks/dashboard.ipynb`）需要运行中的内核：`specviz dashboard --lang zh`。",
+    },
+}
+
+
+# ----------------------------------------------------------------------------------------- sources
+
+
+def sources() -> list[Path]:
+    """Every MyST text notebook in notebooks/ and notebooks/zh/ (the dashboard too), English first."""
+    return [p for d in LANGS.values() for p in sorted(d.glob("*.md")) if p.name != "README.md"]
+
+
+def page_order(name: str) -> tuple:
+    """Where a page stands in the book: the tutorials by number, then the rest by name.
+
+    >>> sorted(["solutions.md", "GLOSSARY.md", "02_b.md", "01_a.md"], key=page_order)
+    ['01_a.md', '02_b.md', 'solutions.md', 'GLOSSARY.md']
+    """
+    return (0, name) if re.match(r"\d\d_", name) else (1, name != "solutions.md", name)
+
+
+def pages(lang: str) -> list[Path]:
+    """The text notebooks that are pages of the `lang` book, in reading order ($SPECVIZ_BOOK_ONLY: only
+    those whose file name contains it, for a quick look at a few pages)."""
+    only = os.environ.get("SPECVIZ_BOOK_ONLY", "")
+    found = [p for p in LANGS[lang].glob("*.md") if p.name not in NOT_PAGES and only in p.name]
+    return sorted(found, key=lambda p: page_order(p.name))
+
+
+def lang_of(path: Path) -> str:
+    return "zh" if path.parent == LANGS["zh"] else "en"
+
+
+def title_of(text: str) -> str:
+    """The first level-1 heading of a MyST text ("untitled" when it has none).
+
+    >>> title_of("---\\nkernelspec: {}\\n---\\n\\n# 5 · The *proof*\\n\\ntext")
+    '5 · The proof'
+    """
+    match = re.search(r"^#\s+(.+)$", text, re.M)
+    return re.sub(r"[*_`]", "", match.group(1)).strip() if match else "untitled"
+
+
+# ------------------------------------------------------------------------------------------- cache
+
+
+def environment_digest() -> str:
+    """A digest of what the notebooks' outputs depend on besides their own code cells: the specviz
+    sources and data, the Python version and every installed distribution's version."""
+    h = hashlib.sha256(sys.version.encode())
+    for path in sorted((REPO / "specviz").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            h.update(str(path.relative_to(REPO)).encode())
+            h.update(path.read_bytes())
+    dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    h.update("\n".join(dists).encode())
+    return h.hexdigest()[:16]
+
+
+def cache_path() -> Path:
+    """The jupyter-cache of this tree and environment ($SPECVIZ_NB_CACHE overrides)."""
+    override = os.environ.get("SPECVIZ_NB_CACHE")
+    return Path(override) if override else CACHE_ROOT / environment_digest()
+
+
+def read_notebook(path: Path):
+    """A MyST text notebook as myst-nb reads it (so its cache key is the one the Sphinx build looks up)."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    return read_myst_markdown_notebook(path.read_text(encoding="utf-8"), path=path)
+
+
+def _execute(path: Path) -> tuple:
+    """Run one notebook (in a worker process): (notebook, error text or None, seconds)."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    nb = read_notebook(path)
+    result = single_nb_execution(
+        nb, cwd=str(NOTEBOOKS), timeout=CELL_TIMEOUT_S, allow_errors=False, store_widget_state=False
+    )
+    return nb, (result.exc_string or str(result.err)) if result.err else None, result.time
+
+
+def execute_all(paths: list[Path] | None = None, jobs: int = 2, log=print) -> dict[Path, dict]:
+    """Every notebook of `paths` (default: all sources) with its outputs, executing only those the cache
+    lacks (`jobs` at once) and caching those that ran without error.
+
+    Returns per path: {"nb": the executed notebook or None, "error": None or the traceback,
+    "seconds": execution time, "cached": whether the outputs came from an earlier run}.
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE"):  # no progress-bar widgets in the outputs
+        os.environ.setdefault(name, "1")
+    os.environ.setdefault("BROWSER_PATH", os.environ.get("SPECVIZ_CHROMIUM", "/usr/bin/chromium"))  # kaleido
+    paths = sources() if paths is None else paths
+    path = cache_path()
+    if path.parent == CACHE_ROOT and CACHE_ROOT.exists():  # outputs of another tree or environment
+        for old in CACHE_ROOT.iterdir():
+            if old != path:
+                shutil.rmtree(old, ignore_errors=True)
+    cache = get_cache(str(path))
+    results: dict[Path, dict] = {}
+    todo = []
+    for p in paths:
+        try:
+            record = cache.match_cache_notebook(read_notebook(p))
+        except KeyError:
+            todo.append(p)
+            continue
+        _, nb = cache.merge_match_into_notebook(read_notebook(p))
+        results[p] = {"nb": nb, "error": None, "seconds": record.data.get("execution_seconds"), "cached": True}
+    if todo:
+        log(f"executing {len(todo)} notebooks ({len(paths) - len(todo)} cached) into {path}")
+        with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for p, (nb, error, seconds) in zip(todo, pool.map(_execute, todo)):
+                log(f"  {p.relative_to(REPO)}: {seconds:.1f} s" + (" FAILED" if error else ""))
+                results[p] = {"nb": nb, "error": error, "seconds": seconds, "cached": False}
+                if error is None:
+                    name_images(nb)
+                    bundle = CacheBundleIn(nb, str(p), data={"execution_seconds": seconds})
+                    cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+    return {p: results[p] for p in paths}
+
+
+# ----------------------------------------------------------------------------------------- outputs
+
+
+def is_figure(output) -> bool:
+    """Whether an output is a figure: a plotly figure, a widget (an app) or an image; a guess box is not."""
+    data = output.get("data", {})
+    text = data.get("text/html", "")
+    if "specviz-predict-static" in ("".join(text) if isinstance(text, list) else str(text)):
+        return False  # a guess box (sv.predict): text with its answer folded, no picture
+    return any(k in data for k in (PLOTLY, WIDGET, *STATIC_IMAGES))
+
+
+def figure_title(fig: dict) -> str:
+    """A plotly figure's title as plain text ("figure" when it has none).
+
+    >>> figure_title({"layout": {"title": {"text": "<b>p</b> and q"}}})
+    'p and q'
+    """
+    title = (fig.get("layout") or {}).get("title") or {}
+    text = title.get("text") if isinstance(title, dict) else str(title)
+    return re.sub(r"<[^>]+>", "", text or "").strip() or "figure"
+
+
+def name_images(nb) -> None:
+    """Give each plotly figure's PNG its figure's title as alt text (output metadata, which myst-nb uses)."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if PLOTLY in data and "image/png" in data:
+                output.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = figure_title(data[PLOTLY])
+
+
+def executed(path: Path, cache_dir: Path):
+    """The executed notebook of the text notebook `path` from the cache in `cache_dir` (None when absent)."""
+    from jupyter_cache import get_cache
+
+    try:
+        return get_cache(str(cache_dir)).merge_match_into_notebook(read_notebook(path))[1]
+    except KeyError:
+        return None
+
+
+def static_problems(nb) -> list[str]:
+    """Figure outputs the book would show as nothing: no PNG (or image) and no HTML snapshot beside them."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            static = any(k in data for k in STATIC_IMAGES) or (WIDGET in data and "text/html" in data)
+            if is_figure(output) and not static:
+                problems.append(f"cell {i}: a figure output without a static image ({sorted(data)})")
+    return problems
+
+
+def math_count(text: str) -> int:
+    """How many $...$ / $$...$$ spans a MyST text holds outside code cells (a rough count; 0 means no math).
+
+    >>> math_count("$a$ and $$b$$\\n```{code-cell}\\nx = '$c$'\\n```")
+    2
+    """
+    prose = re.sub(r"^```\{code-cell\}.*?^```", "", text, flags=re.S | re.M)
+    return len(re.findall(r"\$\$.+?\$\$|\$[^$\n]+\$", prose, re.S))
+
+
+# -------------------------------------------------------------------------------------------- build
+
+
+def _sync(src: Path, dst: Path) -> None:
+    """Copy `src` to `dst` unless it holds the same bytes (Sphinx rebuilds only what changed)."""
+    if not dst.exists() or dst.read_bytes() != src.read_bytes():
+        shutil.copy2(src, dst)
+
+
+def index_md(lang: str) -> str:
+    """The root page of the `lang` book: what it is, the other language, the dashboard, the table of contents."""
+    t = TEXTS[lang]
+    tutorials = [p.stem for p in pages(lang) if re.match(r"\d\d_", p.name)]
+    more = [p.stem for p in pages(lang) if p.stem not in tutorials]
+    toc = "\n".join(tutorials)
+    extra = "\n".join(more)
+    return f"""# {t["title"]}
+
+{t["intro"]}
+
+<a href="../{OTHER[lang]}/index.html" lang="{OTHER[lang]}">{t["twin"]}</a>
+
+(dashboard)=
+{t["dashboard"]}
+
+```{{toctree}}
+:caption: {t["tutorials"]}
+:maxdepth: 1
+
+{toc}
+```
+
+```{{toctree}}
+:caption: {t["more"]}
+:maxdepth: 1
+
+{extra}
+```
+"""
+
+
+def prepare_sources(lang: str) -> Path:
+    """build/book/src/<lang>/: the pages' .md and .ipynb copied beside a generated index.md."""
+    src = WORK / "src" / lang
+    src.mkdir(parents=True, exist_ok=True)
+    wanted = {"index.md"}
+    for md in pages(lang):
+        for p in (md, md.with_suffix(".ipynb")):
+            if p.exists():
+                _sync(p, src / p.name)
+                wanted.add(p.name)
+    index = src / "index.md"
+    if not index.exists() or index.read_text(encoding="utf-8") != index_md(lang):
+        index.write_text(index_md(lang), encoding="utf-8")
+    for stale in src.iterdir():
+        if stale.name not in wanted:
+            stale.unlink()
+    return src
+
+
+def sphinx(lang: str, cache: Path, failed: list[Path]) -> subprocess.Popen:
+    """Start the Sphinx build of the `lang` book into build/book/<lang>/html."""
+    src = prepare_sources(lang)
+    env = dict(
+        os.environ,
+        SPECVIZ_BOOK_LANG=lang,
+        SPECVIZ_NB_CACHE=str(cache),
+        SPECVIZ_BOOK_SKIP=json.dumps([p.name for p in failed if lang_of(p) == lang]),
+    )
+    out = WORK / lang
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR), "-d", str(out / "doctrees")]
+    return subprocess.Popen([*cmd, str(src), str(out / "html")], env=env, cwd=REPO)
+
+
+def copy_mathjax(out: Path) -> None:
+    """MathJax 2.7 from the jupyter-server-mathjax package into out/_static/mathjax."""
+    import jupyter_server_mathjax
+
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    shutil.copytree(source, out / "_static" / "mathjax", dirs_exist_ok=True)
+
+
+def front_page() -> str:
+    """site/index.html: the two books."""
+    links = "\n".join(
+        f'<li lang="{lang}"><a href="{lang}/index.html">{html.escape(TEXTS[lang]["title"])}</a></li>' for lang in LANGS
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>specviz</title>
+<style>body {{ font-family: sans-serif; max-width: 40em; margin: 3em auto; padding: 0 1em; line-height: 1.6; }}
+a {{ color: #1a5fb4; }}</style></head>
+<body><main><h1>specviz</h1>
+<ul>
+{links}
+</ul></main></body></html>
+"""
+
+
+def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
+    """Build the book into `out` (replaced); the pages' entries, as written to _static/pages.json."""
+    start = time.monotonic()
+    book = {lang: pages(lang) for lang in LANGS}
+    results = execute_all([p for ps in book.values() for p in ps], jobs=jobs, log=log)
+    log(f"notebooks ready in {time.monotonic() - start:.0f} s")
+    failed = [p for p, r in results.items() if r["error"]]
+    cache = cache_path()
+    builds = {lang: sphinx(lang, cache, failed) for lang in LANGS}
+    codes = {lang: b.wait() for lang, b in builds.items()}
+    if any(codes.values()):
+        raise RuntimeError(f"sphinx-build failed: {codes}")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for lang in LANGS:
+        shutil.copytree(WORK / lang / "html", out / lang, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
+    copy_mathjax(out)
+    (out / "index.html").write_text(front_page(), encoding="utf-8")
+    entries = []
+    for lang, paths in book.items():
+        for p in paths:
+            r = results[p]
+            problems = [f"did not execute: {r['error'].strip().splitlines()[-1]}"] if r["error"] else []
+            problems += static_problems(r["nb"])
+            entries.append(
+                {
+                    "lang": lang,
+                    "href": f"{lang}/{p.stem}.html",
+                    "source": str(p.relative_to(REPO)),
+                    "title": title_of(p.read_text(encoding="utf-8")),
+                    "outputs": sum(len(c.get("outputs", [])) for c in r["nb"].cells),
+                    "figures": sum(is_figure(o) for c in r["nb"].cells for o in c.get("outputs", [])),
+                    "math": math_count(p.read_text(encoding="utf-8")),
+                    "problems": problems,
+                    "seconds": r["seconds"],
+                    "cached": r["cached"],
+                }
+            )
+    (out / "_static" / "pages.json").write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
+    return entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "site", help="output folder (replaced)")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    parser.add_argument("--only", default="", help="only the pages whose file name contains this")
+    args = parser.parse_args(argv)
+    if args.only:
+        os.environ["SPECVIZ_BOOK_ONLY"] = args.only
+    start = time.monotonic()
+    entries = build(args.out, args.jobs)
+    size = sum(f.stat().st_size for f in args.out.rglob("*") if f.is_file())
+    for p in entries:
+        ran = "cached" if p["cached"] else f"{p['seconds'] or 0:6.1f} s"
+        print(f"{p['href']:45} {ran:>8}  {p['figures']:3d} figures  {p['title']}")
+        for problem in p["problems"]:
+            print(f"  PROBLEM: {problem}")
+    print(f"book: {len(entries)} pages, {size / 1e6:.1f} MB in {args.out} ({time.monotonic() - start:.0f} s)")
+    return 1 if any(p["problems"] for p in entries) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
