@@ -7,7 +7,7 @@
 #   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
 #   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext),
 #                    after tools/slides.py set the RISE slide metadata of the tutorials
-#   make site        execute every notebook (en + zh) and export a static HTML site to site/ (offline math)
+#   make site        the book in site/ (Sphinx + myst-nb, en + zh, offline): notebooks run once into a cache
 #   make lint        ruff check + ruff format --check (what CI runs); make format fixes
 #   make test-floor  the real-model tests again, against the lowest transformers we claim (TF_FLOOR)
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
@@ -117,9 +117,10 @@ notebooks: $(STAMP)
 	$(VENV)/bin/jupytext --quiet --sync $(NOTEBOOK_TEXTS)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN $(wildcard notebooks/*.ipynb notebooks/zh/*.ipynb)
 
-# Every notebook (both languages) executed and exported to static HTML in site/ (tools/build_site.py).
+# The book (docs/book/conf.py) in site/en and site/zh: tools/book.py executes only the notebooks its
+# jupyter-cache (build/jupyter_cache, also filled by `make test`) lacks, then runs Sphinx for each language.
 site: $(STAMP)
-	$(PY) tools/build_site.py --out site $(ARGS)
+	$(PY) tools/book.py --out site $(ARGS)
 
 lab: $(STAMP)
 	$(VENV)/bin/specviz lab $(ARGS)

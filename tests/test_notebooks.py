@@ -3,15 +3,20 @@
 Every notebook is a jupytext pair (notebooks/jupytext.toml): NAME.md, MyST markdown, is the text a
 person reads, reviews and edits; NAME.ipynb is what Jupyter, Voila and Binder open, committed without
 outputs. The two must hold the same cells (`make notebooks` = `jupytext --sync` brings them in step).
-Every notebooks/*.ipynb (the tutorial series NN_*.ipynb and dashboard.ipynb) is run headlessly with
-nbclient in the kernel "python3" of the running environment (the project's .venv under `make test`),
-with notebooks/ as the working directory; any cell error fails the test.
+Every notebook (both languages, the tutorial series NN_*, solutions and dashboard) is run headlessly in
+the kernel "python3" of the running environment (the project's .venv under `make test`), with
+notebooks/ as the working directory; any cell error fails the test. The runs go through tools/book.py:
+each text source is executed once, as myst-nb reads it, into the jupyter-cache the book (`make site`,
+tests/test_site.py) is built from, so the book shows the outputs checked here and nothing runs twice.
+The cache is keyed by the specviz sources and the installed packages' versions besides each
+notebook's code: any change to either executes the notebook again.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import jupytext
@@ -22,7 +27,9 @@ from jupytext.config import load_jupytext_config
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 INDEX = NOTEBOOK_DIR / "README.md"  # the map of the tutorial, not a notebook
-CELL_TIMEOUT_S = 120
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import book  # noqa: E402
+
 SYNC_HINT = "run `make notebooks` (= .venv/bin/jupytext --sync notebooks/*.md, then clear outputs)"
 CELL_METADATA_COMPARED = ("tags", "slideshow")  # the cell metadata that changes how a notebook reads
 
@@ -250,20 +257,27 @@ def test_index_lists_every_tutorial():
     assert not missing, f"notebooks/README.md does not link {missing}"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_ids(ALL_NOTEBOOKS))
-def test_notebook_executes(path):
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+@pytest.fixture(scope="session")
+def executed_notebooks() -> dict[Path, dict]:
+    """Every text source executed (two at a time), or its outputs from the cache of an earlier run of this
+    very tree and environment; keyed by the text source's path."""
+    return book.execute_all(TEXT_SOURCES, jobs=2)
 
-    nb = _read(path)
-    client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK_DIR)}}
-    )
-    try:
-        client.execute()
-    except CellExecutionError as e:  # the message already holds the cell source and the traceback
-        pytest.fail(f"{path.name} failed to execute:\n{e}", pytrace=False)
+
+def test_the_runs_cover_every_notebook():
+    assert sorted(book.sources()) == TEXT_SOURCES
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the first test waits for the whole run (about two minutes on two cores)
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_ids(ALL_NOTEBOOKS))
+def test_notebook_executes(path, executed_notebooks):
+    run = executed_notebooks[path.with_suffix(".md")]
+    if run["error"]:  # the traceback holds the cell source
+        pytest.fail(f"{path.name} failed to execute:\n{run['error']}", pytrace=False)
+    nb = run["nb"]
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert all(c.execution_count for c in code), f"{path.name}: not every code cell ran"
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, f"{path.name}: {errors[0].ename}: {errors[0].evalue}"
     if path.name != "dashboard.ipynb":
