@@ -301,7 +301,7 @@ def static_picture_problems(nb) -> list[str]:
 
 def assert_static_pictures(nb, name: str) -> None:
     """Every figure and app output carries its static picture (needs Chromium for kaleido; CI has it)."""
-    from specviz.figures import find_browser
+    from specviz.figures.export import find_browser
 
     if find_browser() is None and os.environ.get("CI") != "true":
         return  # no browser here: kaleido cannot draw; CI installs Chromium, so this never skips there
