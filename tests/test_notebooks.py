@@ -268,6 +268,17 @@ def test_the_runs_cover_every_notebook():
     assert sorted(book.sources()) == TEXT_SOURCES
 
 
+def test_cache_key_ignores_sys_path(tmp_path, monkeypatch):
+    """`make test` (pytest's sys.path) and `make site` (tools/ first) find the same executed notebooks:
+    a distribution that sys.path adds (a checkout's specviz.egg-info) does not change the key."""
+    before = book.environment_digest()
+    extra = tmp_path / "extra_pkg-1.0.dist-info"
+    extra.mkdir()
+    (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: extra-pkg\nVersion: 1.0\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert book.environment_digest() == before
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the first test waits for the whole run (about two minutes on two cores)
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_ids(ALL_NOTEBOOKS))

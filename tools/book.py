@@ -32,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -121,8 +122,11 @@ def environment_digest() -> str:
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             h.update(str(path.relative_to(REPO)).encode())
             h.update(path.read_bytes())
-    dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
-    h.update("\n".join(dists).encode())
+    # the environment's own site-packages only: what sys.path adds (a checkout's specviz.egg-info, the
+    # script's folder, pytest's rootdir) must not change the digest between `make test` and `make site`
+    site = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+    dists = {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)}
+    h.update("\n".join(sorted(dists)).encode())
     return h.hexdigest()[:16]
 
 
