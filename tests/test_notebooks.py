@@ -258,10 +258,16 @@ def test_index_lists_every_tutorial():
 
 
 @pytest.fixture(scope="session")
-def executed_notebooks() -> dict[Path, dict]:
-    """Every text source executed (two at a time), or its outputs from the cache of an earlier run of this
-    very tree and environment; keyed by the text source's path."""
-    return book.execute_all(TEXT_SOURCES, jobs=2)
+def executed_notebooks(request) -> dict[Path, dict]:
+    """The text source of every notebook this session's test_notebook_executes selected (`-k 07_pitfalls`:
+    that one) executed, two at a time, or its outputs from the cache of an earlier run of this very tree
+    and environment; keyed by the text source's path."""
+    selected = {
+        item.callspec.params["path"].with_suffix(".md")
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_notebook_executes"
+    }
+    return book.execute_all([p for p in TEXT_SOURCES if p in selected], jobs=2)
 
 
 def test_the_runs_cover_every_notebook():
