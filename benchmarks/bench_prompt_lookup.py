@@ -267,12 +267,13 @@ def main():
     ap.add_argument("--no-hf", action="store_true", help="skip the transformers columns")
     ap.add_argument("--bundled-seeds", type=int, default=8)
     ap.add_argument("--prompts", default="", help="comma-separated prompt names (default: all): " + ", ".join(PROMPTS))
+    ap.add_argument("--bundled-only", action="store_true", help="only part 2 (SmolLM2 is not loaded)")
     ap.add_argument("--quick", action="store_true", help="one repeat, 48 tokens, one bundled seed")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.bundled_rounds, args.new_tokens, args.bundled_seeds = 1, 2, 48, 2
     torch.set_num_threads(args.threads)
-    rows = smollm2_part(args)
+    rows = [] if args.bundled_only else smollm2_part(args)
     brows = bundled_part(args)
     print(f"<!-- {MARK} -->")
     print("\n\n".join(table(r) for r in (rows, brows) if r))
