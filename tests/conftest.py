@@ -95,7 +95,55 @@ SLOW_FILES = {
 }
 
 
+# Under pytest-xdist (`make test` runs `-n auto --dist loadfile --no-loadscope-reorder`) each file runs
+# on one worker, so a module's fixtures (a loaded model, a server) are built once, and the files that drive
+# Chromium against a server run one after another on one worker: two browsers and two Jupyter servers at
+# once on two cores made a page's widgets time out. The notebook runs start first (the longest job), the
+# browser files on the other worker; the book's test comes last, when the notebooks it shows have run
+# (before, it waited on the cache's lock while its worker sat idle). (pytest-xdist 3.8's `loadgroup`
+# cannot group this under pytest 9.2: it renames `item._nodeid`, which pytest 9.2 no longer reads.)
+BROWSER_FILES = {
+    "test_accessibility.py",
+    "test_browser.py",
+    "test_browser_i18n.py",
+    "test_slides.py",
+    "test_packaging.py",
+}
+FIRST_FILES = ("test_notebooks.py", *sorted(BROWSER_FILES))
+LAST_FILES = ("test_site.py",)
+
+
+def work_unit(nodeid: str) -> str:
+    """The tests that run together on one xdist worker: a file, or all of BROWSER_FILES.
+
+    >>> work_unit("tests/test_slides.py::test_deck"), work_unit("tests/test_cli.py::test_x[a::b]")
+    ('browser', 'tests/test_cli.py')
+    """
+    path = nodeid.split("::", 1)[0]
+    return "browser" if Path(path).name in BROWSER_FILES else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
+
+
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: one thread each
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = "1"
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(FIRST_FILES)}
+    rank.update({name: len(FIRST_FILES) + 1 + i for i, name in enumerate(LAST_FILES)})
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST_FILES)))  # stable: the rest keep their order

@@ -267,7 +267,8 @@ def executed_notebooks(request) -> dict[Path, dict]:
         for item in request.session.items
         if getattr(item, "originalname", "") == "test_notebook_executes"
     }
-    return book.execute_all([p for p in TEXT_SOURCES if p in selected], jobs=2)
+    jobs = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2  # under xdist the other worker has the other core
+    return book.execute_all([p for p in TEXT_SOURCES if p in selected], jobs=jobs)
 
 
 def test_the_runs_cover_every_notebook():
@@ -283,6 +284,23 @@ def test_cache_key_ignores_sys_path(tmp_path, monkeypatch):
     (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: extra-pkg\nVersion: 1.0\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert book.environment_digest() == before
+
+
+def test_cache_lock_makes_a_second_process_wait(tmp_path):
+    """Two pytest-xdist workers (or `make site` beside `make test`) never fill the notebook cache at once:
+    while one holds book.cache_lock, another process cannot take it."""
+    import subprocess
+
+    probe = (
+        "import fcntl, sys; h = open(sys.argv[1], 'w')\n"
+        "try: fcntl.flock(h, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "except BlockingIOError: sys.exit(3)\n"
+    )
+    lock_file = str(tmp_path / ".lock")
+    with book.cache_lock(tmp_path):
+        held = subprocess.run([sys.executable, "-c", probe, lock_file]).returncode
+    free = subprocess.run([sys.executable, "-c", probe, lock_file]).returncode
+    assert (held, free) == (3, 0)
 
 
 @pytest.mark.slow

@@ -128,7 +128,7 @@ def site(tmp_path_factory) -> Path:
     if prebuilt:
         return Path(prebuilt)
     out = tmp_path_factory.mktemp("site")
-    book.build(out, jobs=2)
+    book.build(out, jobs=1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)  # xdist: a core per worker
     return out
 
 

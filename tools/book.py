@@ -23,6 +23,7 @@ Figures are pictures: the PNG beside each plotly figure and the HTML snapshot be
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import html
 import importlib.metadata
@@ -161,17 +162,37 @@ def execute_all(paths: list[Path] | None = None, jobs: int = 2, log=print) -> di
     Returns per path: {"nb": the executed notebook or None, "error": None or the traceback,
     "seconds": execution time, "cached": whether the outputs came from an earlier run}.
     """
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-
     for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE"):  # no progress-bar widgets in the outputs
         os.environ.setdefault(name, "1")
     os.environ.setdefault("BROWSER_PATH", os.environ.get("SPECVIZ_CHROMIUM", "/usr/bin/chromium"))  # kaleido
     paths = sources() if paths is None else paths
+    with cache_lock():  # pytest-xdist workers (and a `make site` beside `make test`) take turns
+        return _execute_all(paths, jobs, log)
+
+
+@contextlib.contextmanager
+def cache_lock(root: Path = CACHE_ROOT):
+    """An exclusive lock on the notebook cache (the file root/.lock), held while one process fills it: a
+    second process waits, then finds the outputs cached instead of executing every notebook again."""
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _execute_all(paths: list[Path], jobs: int, log) -> dict[Path, dict]:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
     path = cache_path()
     if path.parent == CACHE_ROOT and CACHE_ROOT.exists():  # outputs of another tree or environment
         for old in CACHE_ROOT.iterdir():
-            if old != path:
+            if old != path and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
     cache = get_cache(str(path))
     results: dict[Path, dict] = {}
