@@ -36,8 +36,9 @@ import time
 
 # One thread in every pool, set before torch starts its pools: an idle OpenMP worker that spins
 # after a parallel region burns CPU that process_time() counts but the wall clock does not.
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM"):
-    os.environ.setdefault(_var, "false" if _var == "TOKENIZERS_PARALLELISM" else "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 

@@ -134,6 +134,12 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkUnit(config, log)
 
 
+@pytest.fixture(scope="session")
+def notebook_jobs() -> int:
+    """Notebooks executed at once by tools/book.py: 2, or 1 per xdist worker (the other has the other core)."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+
+
 def pytest_configure(config):
     if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: one thread each
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -258,17 +258,16 @@ def test_index_lists_every_tutorial():
 
 
 @pytest.fixture(scope="session")
-def executed_notebooks(request) -> dict[Path, dict]:
+def executed_notebooks(request, notebook_jobs) -> dict[Path, dict]:
     """The text source of every notebook this session's test_notebook_executes selected (`-k 07_pitfalls`:
-    that one) executed, two at a time, or its outputs from the cache of an earlier run of this very tree
+    that one) executed (`notebook_jobs` at a time), or its outputs from the cache of an earlier run of this very tree
     and environment; keyed by the text source's path."""
     selected = {
         item.callspec.params["path"].with_suffix(".md")
         for item in request.session.items
         if getattr(item, "originalname", "") == "test_notebook_executes"
     }
-    jobs = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2  # under xdist the other worker has the other core
-    return book.execute_all([p for p in TEXT_SOURCES if p in selected], jobs=jobs)
+    return book.execute_all([p for p in TEXT_SOURCES if p in selected], jobs=notebook_jobs)
 
 
 def test_the_runs_cover_every_notebook():

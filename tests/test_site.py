@@ -123,12 +123,12 @@ def browser(chromium_executable):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, notebook_jobs) -> Path:
     prebuilt = os.environ.get("SPECVIZ_SITE")
     if prebuilt:
         return Path(prebuilt)
     out = tmp_path_factory.mktemp("site")
-    book.build(out, jobs=1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)  # xdist: a core per worker
+    book.build(out, jobs=notebook_jobs)
     return out
 
 

@@ -177,12 +177,9 @@ def cache_lock(root: Path = CACHE_ROOT):
     import fcntl
 
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as handle:
+    with open(root / ".lock", "w") as handle:  # closing the file releases the lock
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
 
 
 def _execute_all(paths: list[Path], jobs: int, log) -> dict[Path, dict]:
@@ -190,7 +187,7 @@ def _execute_all(paths: list[Path], jobs: int, log) -> dict[Path, dict]:
     from jupyter_cache.base import CacheBundleIn
 
     path = cache_path()
-    if path.parent == CACHE_ROOT and CACHE_ROOT.exists():  # outputs of another tree or environment
+    if path.parent == CACHE_ROOT:  # outputs of another tree or environment (cache_lock made CACHE_ROOT)
         for old in CACHE_ROOT.iterdir():
             if old != path and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
