@@ -339,8 +339,14 @@ def prepare_sources(lang: str) -> Path:
     return src
 
 
-def sphinx(lang: str, cache: Path, failed: list[Path]) -> subprocess.Popen:
-    """Start the Sphinx build of the `lang` book into build/book/<lang>/html."""
+def outputs_digest(nbs: list) -> str:
+    """A digest of the outputs of the notebooks `nbs` (what a page shows besides its source text)."""
+    blob = json.dumps([[c.get("outputs", []) for c in nb.cells] for nb in nbs], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def sphinx(lang: str, cache: Path, failed: list[Path], fresh: bool = False) -> subprocess.Popen:
+    """Start the Sphinx build of the `lang` book into build/book/<lang>/html (`fresh`: re-read every page)."""
     src = prepare_sources(lang)
     env = dict(
         os.environ,
@@ -350,6 +356,8 @@ def sphinx(lang: str, cache: Path, failed: list[Path]) -> subprocess.Popen:
     )
     out = WORK / lang
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR), "-d", str(out / "doctrees")]
+    if fresh:
+        cmd.append("-E")
     return subprocess.Popen([*cmd, str(src), str(out / "html")], env=env, cwd=REPO)
 
 
@@ -386,10 +394,17 @@ def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
     log(f"notebooks ready in {time.monotonic() - start:.0f} s")
     failed = [p for p, r in results.items() if r["error"]]
     cache = cache_path()
-    builds = {lang: sphinx(lang, cache, failed) for lang in LANGS}
+    # Sphinx re-reads only the sources that changed since its last build, but a notebook executed
+    # again (a new or cleared cache) keeps its source and changes its outputs: then every page is re-read.
+    digests = {lang: outputs_digest([results[p]["nb"] for p in paths]) for lang, paths in book.items()}
+    stamps = {lang: WORK / lang / "outputs.sha256" for lang in LANGS}
+    fresh = {lang: not s.exists() or s.read_text(encoding="utf-8") != digests[lang] for lang, s in stamps.items()}
+    builds = {lang: sphinx(lang, cache, failed, fresh[lang]) for lang in LANGS}
     codes = {lang: b.wait() for lang, b in builds.items()}
     if any(codes.values()):
         raise RuntimeError(f"sphinx-build failed: {codes}")
+    for lang, stamp in stamps.items():
+        stamp.write_text(digests[lang], encoding="utf-8")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
