@@ -288,3 +288,55 @@ def test_docstring_examples():
 
     result = doctest.testmod(loading, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------------------ a catalogue GGUF converted once (lm/converted.py)
+
+
+def test_a_converted_copy_is_used_only_while_nothing_in_it_changed(ckpts, tmp_path):
+    """save() writes a folder load_pair can read; usable() refuses it once the GGUF or any file in it changes."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from specviz.lm import converted
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF stand-in")
+    model = AutoModelForCausalLM.from_pretrained(ckpts["target"])
+    tok = AutoTokenizer.from_pretrained(ckpts["target"])
+    assert converted.usable(gguf) is None
+    said = []
+    folder = converted.save(model, tok, gguf, said.append)
+    assert folder == converted.folder_for(gguf) and converted.usable(gguf) == folder, said
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary folder was left behind"
+    pair = load_pair(str(folder), "prompt-lookup", device="cpu")
+    loaded = pair.target.model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in model.state_dict().items())
+    # a file cut short, then a GGUF replaced: each makes the copy unusable
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8])
+    assert converted.usable(gguf) is None
+    assert converted.save(model, tok, gguf) == folder and converted.usable(gguf) == folder  # written again
+    gguf.write_bytes(b"another GGUF")
+    assert converted.usable(gguf) is None
+    (folder / converted.MARKER).unlink()
+    assert converted.usable(gguf) is None
+
+
+def test_a_read_only_cache_still_loads(ckpts, tmp_path, monkeypatch):
+    """No converted copy can be written: save() says so and returns None instead of failing the load."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from specviz.lm import converted
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF stand-in")
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(converted.tempfile, "mkdtemp", refuse)
+    said = []
+    model = AutoModelForCausalLM.from_pretrained(ckpts["target"])
+    tok = AutoTokenizer.from_pretrained(ckpts["target"])
+    assert converted.save(model, tok, gguf, said.append) is None
+    assert "could not save a converted copy" in said[0] and converted.usable(gguf) is None

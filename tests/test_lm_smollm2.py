@@ -47,6 +47,20 @@ def test_fetch_is_a_no_op_once_fetched(pair):
     assert path == catalog.local_path("smollm2-135m") and path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+def test_the_converted_copy_holds_what_the_gguf_holds(pair):
+    """The catalogue load read (or wrote) the converted folder; the GGUF itself gives the same weights and tokens."""
+    from specviz.lm import converted
+
+    gguf = catalog.local_path("smollm2-135m")
+    assert converted.usable(gguf) is not None, "load_pair('smollm2-135m') left no converted copy"
+    direct = load_pair(str(gguf), "prompt-lookup", device="cpu", hf_progress=False)  # the GGUF parse (~25 s)
+    a, b = direct.target.model.state_dict(), pair.target.model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert direct.tokenizer.eos_token == pair.tokenizer.eos_token == "<|im_end|>"
+    assert direct.encode(COPY_PROMPT) == pair.encode(COPY_PROMPT)
+    assert direct.target.model.generation_config.eos_token_id == pair.target.model.generation_config.eos_token_id
+
+
 def test_the_loaded_model_is_smollm2(pair):
     model = pair.target.model
     assert sum(p.numel() for p in model.parameters()) == 134_515_008
@@ -112,6 +126,8 @@ def test_specviz_run_stops_at_the_end_of_the_turn(capsys):
     assert out["ids"] == out["ar_ids"] and out["ids"][-1] in eos and len(out["ids"]) < 160
     assert "lighthouse" in out["text"] and "user" not in out["text"] and "assistant" not in out["text"]
     assert out["mean_acceptance_length"] == pytest.approx(1 + sum(out["per_position_acceptance"]), abs=1e-12)
-    assert main([*argv, "--ignore-eos", "--gamma", "8"]) == 0
+    n = len(out["ids"]) + 8  # past the end of the turn
+    assert main([*argv, "--ignore-eos", "--gamma", "8", "--max-new-tokens", str(n)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["finish_reason"] == "length" and len(out["ids"]) == 160 and out["ids"] == out["ar_ids"]
+    assert out["finish_reason"] == "length" and len(out["ids"]) == n and out["ids"] == out["ar_ids"]
+    assert set(out["ids"][: n - 8]) & eos, "--ignore-eos did not generate past the end token"

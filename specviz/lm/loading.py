@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from . import catalog
+from . import catalog, converted
 from .models import HFModel, LanguageModel
 from .prompt_lookup import PromptLookupModel
 
@@ -329,6 +329,7 @@ class _Spec:
     name: str = ""
     obj: object = None  # an already-loaded model (kind "object")
     hub_local: bool = False  # a hub id to load from the local cache only
+    convert: bool = False  # a catalogue GGUF: save a converted copy once loaded (specviz.lm.converted)
 
 
 def _resolve(spec, role: str) -> _Spec:
@@ -356,7 +357,11 @@ def _resolve(spec, role: str) -> _Spec:
             raise ValueError("prompt-lookup is a draft (it proposes tokens from the context), not a target")
         return _Spec(role, "prompt-lookup", name=PROMPT_LOOKUP)
     if spec in catalog.MODELS:  # CacheError (a ValueError) when not fetched, corrupted or unreadable
-        return _Spec(role, "gguf", str(catalog.verified_path(spec, role=f"{role} model")), spec)
+        gguf = catalog.verified_path(spec, role=f"{role} model")
+        folder = converted.usable(gguf)  # converted by an earlier load: 0.5 s instead of 25 s
+        if folder is not None:
+            return _Spec(role, "folder", str(folder), spec)
+        return _Spec(role, "gguf", str(gguf), spec, convert=True)
     path = Path(os.path.expanduser(spec))
     if path.suffix == ".gguf":
         if not path.is_file():
@@ -646,6 +651,8 @@ def load_pair(
             t_tok = _load_tokenizer(t_spec, say)
             if t_spec.kind == "gguf":
                 _align_gguf_eos(t_tok, t_lm.model, say)
+            if t_spec.convert and dtype is None and device_map is None:
+                converted.save(t_lm.model, t_tok, Path(t_spec.where), say)
         # --- draft
         d_tok = None
         if d_spec.kind == "prompt-lookup":
@@ -656,6 +663,10 @@ def load_pair(
             d_lm = HFModel(_load_model(d_spec, dev, dtype, say, draft_device_map), d_spec.name)
             if check_tokenizers and tokenizer is None:
                 d_tok = _load_tokenizer(d_spec, say)
+                if d_spec.kind == "gguf":
+                    _align_gguf_eos(d_tok, d_lm.model, say)
+                if d_spec.convert and dtype is None and draft_device_map is None:
+                    converted.save(d_lm.model, d_tok, Path(d_spec.where), say)
     sizes = [t_lm.vocab_size] + ([d_lm.vocab_size] if d_lm is not None else [])
     if t_tok is not None:
         sizes.append(len(t_tok))
