@@ -16,6 +16,7 @@
 # Overrides: make test PYTEST_ARGS="-k cli -x"   make test TEST_JOBS=0 (no xdist workers)
 #            make dashboard ARGS="--port 9000"
 #            make TORCH_SPEC="torch==2.14.1" ...  (default: the small CPU wheel)
+#            make venv UV_SPEC=""  (install with pip alone)
 
 SHELL       := /bin/bash
 PYTHON      ?= python3
@@ -26,6 +27,8 @@ STAMP       := $(VENV)/.specviz-installed
 # torch is installed on its own first: torch==2.13.0 is a CPU wheel on local disk;
 # a bare `torch` (or a range admitting a newer release) pulls a multi-GB CUDA build.
 TORCH_SPEC  ?= torch==2.13.0
+# the installer of everything but torch (see $(STAMP)); empty: pip
+UV_SPEC     ?= uv==0.13.9
 PYTEST_ARGS ?=
 # pytest-xdist workers for make test / test-floor (auto: one per CPU; 0 runs the tests in this process)
 TEST_JOBS   ?= auto
@@ -58,12 +61,18 @@ all: test
 venv: $(STAMP)
 
 # Reinstalls when pyproject.toml (the dependency list) or the torch pin changes;
-# a no-op otherwise.
+# a no-op otherwise. torch comes from pip (which reads pip.conf: a local CPU wheel where there is
+# one); the rest from uv, which resolves and installs the same versions as pip in a tenth of the
+# time (10 s against 80 s here). UV_SPEC="" installs the rest with pip instead.
 $(STAMP): pyproject.toml Makefile
 	@start=$$(date +%s); \
 	if [ ! -x "$(PY)" ]; then $(PYTHON) -m venv "$(VENV)" || exit 1; fi; \
 	$(PIP) install --quiet "$(TORCH_SPEC)" && \
-	$(PIP) install --quiet -e ".[all,dev]" && \
+	if [ -n "$(UV_SPEC)" ]; then \
+	  $(PIP) install --quiet "$(UV_SPEC)" && $(VENV)/bin/uv pip install --quiet --python "$(PY)" -e ".[all,dev]"; \
+	else \
+	  $(PIP) install --quiet -e ".[all,dev]"; \
+	fi && \
 	touch "$@" && \
 	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
