@@ -211,6 +211,9 @@ def test_keyboard_works_the_first_tab(dashboard):
     focus(back, forward=True)
     page.keyboard.press("Enter")
     wait_a11y(page, "a.opacity('residual') === 0")
+    # Next is enabled in the same update that hides the residual, but the figure and the button
+    # are two widgets whose views redraw in turn: wait for the button rather than race it.
+    wait_a11y(page, "a.controls().some(k => k.includes('▶'))")
     nxt = next(k for k in a11y(page, "a.controls()") if "▶" in k)  # enabled now
     focus(nxt, forward=True)
     page.keyboard.press("Space")

@@ -780,9 +780,15 @@ def test_jupyterlab_runs_tutorial_and_renders_widgets(servers, chromium, screens
     problems = PageProblems(page)
     try:
         run_all_and_check(page, servers["lab_url"], LAB_NOTEBOOK)
+        # JupyterLab's windowed notebook draws an output only once its cell has been in view, and
+        # Run All leaves the view at the bottom: each poll brings the next cell into view until
+        # the money diagram's figure has been drawn.
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].some(e => e._fullData && "
-            "e._fullData.some(t => t.meta === 'overlap'))",
+            "() => { if ([...document.querySelectorAll('.jp-OutputArea .js-plotly-plot')].some(e => e._fullData && "
+            "e._fullData.some(t => t.meta === 'overlap'))) return true; "
+            "const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')]; "
+            "window.__svCell = ((window.__svCell ?? -1) + 1) % Math.max(cells.length, 1); "
+            "if (cells.length) cells[window.__svCell].scrollIntoView(); return false; }",
             timeout=FIRST_PLOT_MS,
             polling=250,
         )
