@@ -59,7 +59,12 @@ def test_the_converted_copy_holds_what_the_gguf_holds(pair):
     from specviz.lm import converted
 
     path = catalog.local_path("smollm2-135m")
-    assert converted.usable(path) is not None, "load_pair('smollm2-135m') left no converted copy"
+    folder = converted.usable(path)
+    assert folder is not None, "load_pair('smollm2-135m') left no converted copy"
+    said = []  # a second load reads the converted folder, not the GGUF
+    again = load_pair("smollm2-135m", "prompt-lookup", device="cpu", progress=said.append, hf_progress=False)
+    assert any(f"from {folder}" in line for line in said), said
+    assert again.encode(COPY_PROMPT) == pair.encode(COPY_PROMPT)
     tensors = {t.name: t for t in gguf_lib.GGUFReader(path).tensors}
     ours = pair.target.model.state_dict()
     last = pair.target.model.config.num_hidden_layers - 1
