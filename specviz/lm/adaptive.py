@@ -366,9 +366,9 @@ class AutoGamma(GammaChooser):
             if run is None or (match or 0) < self.first_agreement:  # a plain step first
                 return 0
             return min(top, 4)
-        rates = self.rates(top, match)
         if run is None:
-            return self._choose_model_draft(rates)
+            return self._choose_model_draft(top)
+        rates = self.rates(top, match)
         rates[0] *= 1.0 + self.draft_margin  # drafting must promise this much more than a plain step
         best = max(range(len(rates)), key=lambda g: (rates[g], -g))
         if best == 0:
@@ -383,7 +383,7 @@ class AutoGamma(GammaChooser):
         self.zero_streak = 0
         return best
 
-    def _choose_model_draft(self, rates: list) -> int:
+    def _choose_model_draft(self, top: int) -> int:
         """A model draft: how many to draft comes from the cost model; whether to draft at all, from the clock.
 
         Drafting and plain steps are each timed over many steps (tokens per second as measured,
@@ -392,12 +392,16 @@ class AutoGamma(GammaChooser):
         `hysteresis` better, and the other mode gets one step in `explore_every` (8, then
         doubling to 64 while the choice holds), so a change in the text is noticed.
         """
-        g_best = max(range(1, len(rates)), key=lambda g: (rates[g], -g))
+
+        def g_best() -> int:  # priced only on a step that drafts (a plain step skips the cost model)
+            rates = self.rates(top)
+            return max(range(1, len(rates)), key=lambda g: (rates[g], -g))
+
         plain, drafting = self.verify.get(0), self.drafting
         if plain is None or plain.n < 3:
             return 0
         if drafting.n < 6:
-            return g_best
+            return g_best()
         rate_plain = 1.0 / plain.value if plain.value > 0 else 0.0
         rate_draft = drafting.value / self.drafting_s.value if self.drafting_s.value > 0 else 0.0
         now = self.last > 0
@@ -410,7 +414,7 @@ class AutoGamma(GammaChooser):
         if self.mode_steps % self.explore_every == 0:  # one step of the other mode, now and then
             self.explore_every = min(2 * self.explore_every, 64)
             want = not want
-        return g_best if want else 0
+        return g_best() if want else 0
 
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
         self.verify.setdefault(gamma, _Mean()).add(verify_s)

@@ -379,6 +379,7 @@ class SpeculativeEngine:
             T = pair.target.session(ids)
             D = pair.draft.session(ids)
             lookup = hasattr(D, "propose_run")  # a deterministic draft: one lookup proposes the whole run
+            cpu = _device(pair.target).type == "cpu"  # a GPU step times its phases with CUDA events (`_Clock`)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
                 room = max_new_tokens - len(result.new_ids) - 1
@@ -392,12 +393,17 @@ class SpeculativeEngine:
                         run = run[: end + 1]
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
-                if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g <= room:
+                if g.__class__ is not int and (isinstance(g, bool) or not isinstance(g, numbers.Integral)):
+                    g = -1  # (the exact-int test first: an ABC isinstance costs microseconds every step)
+                if not 0 <= g <= room:
                     raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
                 if run is not None:
                     run = run[:g]
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
-                rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
+                if g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
+                    rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)
+                else:
+                    rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
                 rec.draft_s += lookup_s
                 emitted = rec.emitted
                 seq += emitted
@@ -412,7 +418,7 @@ class SpeculativeEngine:
                     result.stopped = True
                     result.finish_reason = "abort"
                     break
-                hit = [i for i, t in enumerate(result.new_ids[len(result.new_ids) - len(emitted) :]) if t in eos]
+                hit = [i for i, t in enumerate(emitted) if t in eos] if eos else None
                 if hit:
                     result.new_ids = result.new_ids[: len(result.new_ids) - len(emitted) + hit[0] + 1]
                     result.finish_reason = "stop"
@@ -600,22 +606,27 @@ class SpeculativeEngine:
         )
 
     def _target_step(self, T, seq, s: Sampling, gen, index: int, start: int, clock) -> StepRecord:
-        """A step with no drafts: one plain draw from the target's p (what plain decoding does), one host read."""
+        """A step with no drafts: one plain draw from the target's p (what plain decoding does), one host read.
+
+        `clock`: the step's `_Clock` (marked once so far), or on CPU the perf_counter time the step began.
+        """
         pend = seq[T.length :]
         logits = T.feed(pend)[-1] if pend else T.next_logits  # (V,)
-        P = probs_on_device(logits, s)  # (1, V)
+        P = probs_on_device(logits, s)  # (1, V) float64
         y = categorical_torch(P, gen)  # (1,)
         top_n = min(self.top_n, P.shape[-1])
-        tops = {}
+        parts = [y.to(P.dtype), bad_rows(logits[None]).to(P.dtype)]  # token, broken-logits flag
         if top_n:
             tp = P[0].topk(top_n)
-            tops = dict(top_p_ids=tp.indices, top_p=tp.values)
-        h = _read_once(token=y[0], target_bad=bad_rows(logits[None])[0], **tops)
-        if h.target_bad:
+            parts += [tp.indices.to(P.dtype), tp.values]  # (top_n,) ids, (top_n,) p
+        host = torch.cat(parts).tolist()  # the one read (token ids below 2^53 are exact in float64)
+        if host[1]:
             raise _non_finite("target", start, index)
-        top_p = [_pairs(h.top_p_ids, h.top_p)] if top_n else []
-        clock.mark()
-        draft_s, verify_s = clock.seconds()
+        if isinstance(clock, float):
+            draft_s, verify_s = 0.0, time.perf_counter() - clock
+        else:
+            clock.mark()
+            draft_s, verify_s = clock.seconds()
         return StepRecord(
             index=index,
             start=start,
@@ -623,10 +634,10 @@ class SpeculativeEngine:
             q_drafted=[],
             p_drafted=[],
             accepted=0,
-            token=int(h.token),
+            token=int(host[0]),
             kind="target",
             alphas=[],
-            top_p=top_p,
+            top_p=[_pairs(host[2 : 2 + top_n], host[2 + top_n :])] if top_n else [],
             top_q=[[]] if top_n else [],
             draft_s=draft_s,
             verify_s=verify_s,
