@@ -20,6 +20,9 @@ def notebook_setup(lang: str = "en", static: bool = True) -> None:
     if not isinstance(static, bool):
         raise ValueError(f"static must be True or False, got {static!r}")
     set_language(lang)
+    from .widgets.fastload import defer_rfc3987_syntax
+
+    defer_rfc3987_syntax()  # plotly.io's renderers import jsonschema: ~1.3 s less per notebook (widgets.fastload)
     import plotly.io as pio
 
     from .figures.static import StaticImageRenderer

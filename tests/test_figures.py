@@ -439,3 +439,46 @@ def test_docstring_examples(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------------- static pictures drawn later (tools/book.py)
+
+
+def test_deferred_pngs_are_saved_then_drawn_or_left_out(tmp_path, monkeypatch):
+    """Under DEFER_ENV figure_png saves the figure and returns a placeholder; draw_deferred_outputs later puts the
+    very PNG figure_png would have drawn in its place (a plotly output's image/png, an app snapshot's <img>), and
+    leaves out a picture it cannot draw, as figure_png does."""
+    import base64
+
+    from specviz.figures import static as S
+    from specviz.widgets.snapshot import snapshot_html
+
+    fig = F.money_diagram([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    monkeypatch.setenv(S.DEFER_ENV, str(tmp_path))
+    held = S.figure_png(fig)
+    assert held.startswith(S.PLACEHOLDER) and len(list(tmp_path.glob("*.json"))) == 1
+    bundle = S.StaticImageRenderer().to_mimebundle(fig.to_plotly_json())
+    app = specviz.money_diagram_app([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
+    snap = snapshot_html(app)
+    assert base64.b64decode(bundle["image/png"]) == held and "<img src='data:image/png;base64," in snap
+    monkeypatch.delenv(S.DEFER_ENV)
+
+    other = base64.b64encode(b"\x89PNG not deferred").decode()
+    outputs = [
+        {"data": {"image/png": bundle["image/png"], "application/vnd.plotly.v1+json": {}}},
+        {"data": {"text/html": snap}},
+        {"data": {"image/png": other}},
+    ]
+    drawn = S.draw_deferred_outputs(outputs, tmp_path)
+    direct = S.figure_png(fig)
+    if direct is None:  # no browser here: both ways leave the picture out
+        assert os.environ.get("CI") != "true", S.static_image_problem()
+        assert drawn == 0 and "image/png" not in outputs[0]["data"] and "<img" not in outputs[1]["data"]["text/html"]
+    else:
+        assert drawn == 2 and base64.b64decode(outputs[0]["data"]["image/png"]) == direct
+        uri = outputs[1]["data"]["text/html"].split("data:image/png;base64,")[1].split("'")[0]
+        assert base64.b64decode(uri).startswith(b"\x89PNG")
+    assert outputs[2]["data"]["image/png"] == other  # a real PNG is left as it is
+
+    gone = [{"data": {"image/png": base64.b64encode(S.PLACEHOLDER + b"0" * 64).decode()}}]  # its figure file is gone
+    assert S.draw_deferred_outputs(gone, tmp_path) == 0 and gone[0]["data"] == {}

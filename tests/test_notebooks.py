@@ -14,6 +14,7 @@ notebook's code: any change to either executes the notebook again.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import sys
@@ -318,6 +319,9 @@ def test_notebook_executes(path, executed_notebooks):
         assert_static_pictures(nb, path.name)
 
 
+DEFERRED_B64 = base64.b64encode(b"specviz-deferred-png:").decode()  # specviz.figures.static.PLACEHOLDER, encoded
+
+
 def static_picture_problems(nb) -> list[str]:
     """Outputs a reader without a kernel would see as nothing: plotly figures without a PNG, apps without a snapshot."""
     problems = []
@@ -327,6 +331,8 @@ def static_picture_problems(nb) -> list[str]:
             if "application/vnd.plotly.v1+json" in data and "image/png" not in data:
                 problems.append(f"cell {i}: a plotly figure without a static PNG")
             html = data.get("text/html", "")
+            if DEFERRED_B64 in str(data.get("image/png", "")) + str(html):
+                problems.append(f"cell {i}: a deferred PNG that was never drawn (tools/book.py _execute)")
             static = "<img" in html or "specviz-predict-static" in html  # a predict box's snapshot is text only
             if "application/vnd.jupyter.widget-view+json" in data and not static:
                 problems.append(f"cell {i}: a widget without a static snapshot")
@@ -354,3 +360,5 @@ def test_static_picture_check_can_fail():
     cell.outputs[0].data["image/png"] = "iVBOR"
     widget.outputs[0].data["text/html"] = "<img src='data:image/png;base64,iVBOR'>"
     assert static_picture_problems(nb) == []
+    cell.outputs[0].data["image/png"] = DEFERRED_B64 + "MTIz"  # a placeholder nobody drew
+    assert len(static_picture_problems(nb)) == 1

@@ -5,6 +5,8 @@ Chrome/Chromium); it returns None, and records why in `static_image_problem()`, 
 browser or kaleido is available, so a notebook still runs, only without the picture.
 `StaticImageRenderer` is a plotly renderer that puts the interactive plotly JSON and
 that PNG in one output, so JupyterLab shows the live figure and static viewers the image.
+With `DEFER_ENV` set (the book's batch execution), the picture is drawn after the run instead,
+by `draw_deferred_outputs`, in one process for every notebook.
 
 >>> png_data_uri(b"PNG")
 'data:image/png;base64,UE5H'
@@ -13,8 +15,12 @@ that PNG in one output, so JupyterLab shows the live figure and static viewers t
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import os
+import re
 import warnings
+from pathlib import Path
 
 from plotly.io.base_renderers import MimetypeRenderer, PlotlyRenderer
 
@@ -22,6 +28,13 @@ from .export import find_browser
 
 DEFAULT_WIDTH = 900
 """Width in pixels of a static image when the figure sets none."""
+
+DEFER_ENV = "SPECVIZ_DEFER_PNG"
+"""When this names a folder, `figure_png` saves the figure there and returns a placeholder instead of
+drawing it; `draw_deferred` draws it later. tools/book.py executes the tutorials this way, so that one
+process with one browser draws every notebook's pictures (each kernel would start its own, ~3 s each)."""
+PLACEHOLDER = b"specviz-deferred-png:"
+"""What a deferred PNG holds: this prefix, then the key of the figure saved in the DEFER_ENV folder."""
 
 _problem: str | None = None
 _server_started = False
@@ -51,6 +64,9 @@ def figure_png(fig, width: int | None = None, height: int | None = None) -> byte
     layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.to_plotly_json().get("layout", {})
     width = width or layout.get("width") or DEFAULT_WIDTH
     height = height or layout.get("height")
+    folder = os.environ.get(DEFER_ENV)
+    if folder:
+        return _defer(fig, width, height, Path(folder))
     browser = find_browser()
     if browser is None:
         _problem = "no Chrome/Chromium found for kaleido (set BROWSER_PATH)"
@@ -66,6 +82,69 @@ def figure_png(fig, width: int | None = None, height: int | None = None) -> byte
         return None
     _problem = None
     return png
+
+
+def _defer(fig, width, height, folder: Path) -> bytes:
+    """Save `fig` with its size under `folder` and return the placeholder that names it."""
+    import plotly.io as pio
+
+    text = json.dumps({"figure": json.loads(pio.to_json(fig)), "width": width, "height": height}, sort_keys=True)
+    key = hashlib.sha256(text.encode()).hexdigest()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{key}.json").write_text(text, encoding="utf-8")
+    return PLACEHOLDER + key.encode()
+
+
+def draw_deferred(png: bytes, folder: Path) -> bytes | None:
+    """The PNG that a placeholder from `figure_png` (under DEFER_ENV = `folder`) stands for, drawn now.
+
+    Bytes that are not a placeholder come back unchanged; None when the picture cannot be drawn
+    (as `figure_png` itself returns None: no browser, a saved figure gone).
+    """
+    if not png.startswith(PLACEHOLDER):
+        return png
+    saved = Path(folder) / f"{png[len(PLACEHOLDER) :].decode()}.json"
+    if not saved.is_file():
+        return None
+    spec = json.loads(saved.read_text(encoding="utf-8"))
+    return figure_png(spec["figure"], spec["width"], spec["height"])
+
+
+_DATA_URI_IMG = re.compile(r"<img src='data:image/png;base64,([A-Za-z0-9+/=]+)'[^>]*>")
+
+
+def draw_deferred_outputs(outputs: list, folder: Path) -> int:
+    """Replace every placeholder PNG in notebook `outputs` (plotly figures' image/png, app snapshots' <img>)
+    by the picture, drawn now; a picture that cannot be drawn is left out, as `figure_png` leaves it out.
+    Returns how many were drawn."""
+    drawn = 0
+
+    def swap(b64: str) -> str | None:
+        nonlocal drawn
+        raw = base64.b64decode(b64)
+        if not raw.startswith(PLACEHOLDER):
+            return b64
+        png = draw_deferred(raw, folder)
+        drawn += png is not None
+        return None if png is None else base64.b64encode(png).decode("ascii")
+
+    def swap_img(m: re.Match) -> str:
+        new = swap(m.group(1))
+        return "" if new is None else m.group(0).replace(m.group(1), new)
+
+    for out in outputs:
+        data = out.get("data", {})
+        if "image/png" in data:
+            new = swap(data["image/png"])
+            if new is None:
+                del data["image/png"]
+            else:
+                data["image/png"] = new
+        text = data.get("text/html", "")
+        text = "".join(text) if isinstance(text, list) else text
+        if "data:image/png" in text:
+            data["text/html"] = _DATA_URI_IMG.sub(swap_img, text)
+    return drawn
 
 
 def png_data_uri(png: bytes) -> str:
