@@ -15,10 +15,11 @@ noisy-host benchmarks are usually made to agree (A/B testing with ABBA blocks):
   the minutes that separate two rounds of the other benchmark;
 - the result is the median ratio over `--blocks` blocks, with a distribution-free 95 % interval
   for the median (order statistics of the binomial, no assumption on the noise's shape);
-- the control: the same blocks with auto replaced by plain again (A A' A' A), whose median
-  must lie within 2 % of 1 for the run to count.
+- the control: the same blocks with auto replaced by plain again (A A' A' A). How far its median
+  strays from 1 is the timing bias of this run on that prompt.
 
-Goal 1 is read as met on a prompt when the median is >= 0.97. Every greedy output is checked
+Goal 1 is read as met on a prompt when the median, less its control's bias, is >= 0.97 (and as not
+met when the median plus that bias is below 0.97; in between the run cannot say, `row_verdict`). Every greedy output is checked
 token for token against plain decoding.
 """
 
@@ -40,6 +41,7 @@ from bench_prompt_lookup import PROMPTS, table, timed  # noqa: E402
 from specviz.lm import autoregressive_generate, load_pair, speculative_generate  # noqa: E402
 
 MARK = "bench_auto_vs_plain"
+GOAL = 0.97  # issue 17's goal 1: auto >= 0.97x plain decoding on every prompt
 
 
 def median_interval(xs: list, level: float = 0.95) -> tuple:
@@ -79,6 +81,34 @@ def abba(a, b, blocks: int, work=None) -> list:
                 tb += per
         ratios.append(ta / tb)
     return ratios
+
+
+def row_verdict(median: float, control: float, goal: float = GOAL) -> str:
+    """One prompt's reading of goal 1: the auto median, discounted by how far its own control strays from 1.
+
+    The control (plain against plain in the same blocks) shows the bias this run's timing has on that prompt;
+    a row is decided only when the median clears (or misses) the goal by more than that bias.
+
+    >>> row_verdict(1.64, 1.032), row_verdict(0.98, 1.004), row_verdict(0.975, 0.99), row_verdict(0.95, 1.0)
+    ('met', 'met', 'not measurable', 'NOT met')
+    """
+    bias = abs(control - 1)
+    if median - bias >= goal:
+        return "met"
+    if median + bias < goal:
+        return "NOT met"
+    return "not measurable"
+
+
+def goal_verdict(rows: list) -> str:
+    """Goal 1 over (median, control median) rows: met when every row is, NOT met when one is not.
+
+    >>> goal_verdict([(1.64, 1.032), (0.99, 1.0)]), goal_verdict([(0.975, 0.99), (0.95, 1.0)])
+    ('goal 1 (auto >= 0.97x plain on every prompt): met, worst median 0.990', 'goal 1 (auto >= 0.97x plain on every prompt): NOT met, worst median 0.950')
+    """
+    verdicts = [row_verdict(m, c) for m, c in rows]
+    overall = "NOT met" if "NOT met" in verdicts else "not measurable" if "not measurable" in verdicts else "met"
+    return f"goal 1 (auto >= {GOAL}x plain on every prompt): {overall}, worst median {min(m for m, _ in rows):.3f}"
 
 
 def summarise(label: str, auto: list, control: list, extra: dict) -> dict:
@@ -163,12 +193,9 @@ def main():
     print(f"<!-- {MARK} -->")
     print(table(rows))
     print(f"<!-- /{MARK} -->\n")
-    noise = max(abs(r["control median"] - 1) for r in rows)
-    worst = min(r["auto / plain median"] for r in rows)
-    trusted = noise <= 0.02
-    print(f"control: plain against itself, worst median {noise:.1%} from 1 -> {'usable' if trusted else 'TOO NOISY'}")
-    verdict = ("met" if worst >= 0.97 else "NOT met") if trusted else "not measurable in this run"
-    print(f"goal 1: auto >= 0.97x plain on every prompt: worst median {worst:.3f}x -> {verdict}")
+    for r in rows:
+        print(f"{r['prompt']}: {row_verdict(r['auto / plain median'], r['control median'])}")
+    print(goal_verdict([(r["auto / plain median"], r["control median"]) for r in rows]))
 
 
 if __name__ == "__main__":
