@@ -347,11 +347,16 @@ class AutoGamma(GammaChooser):
         self.line = (mx, my, max(sum(w * (k - mx) * (v - my) for k, v, w in pts) / sxx, 0.0))
 
     def rates(self, top: int, match: int | None = None) -> list:
-        """Expected tokens per second for g = 0..top drafts (the cost model)."""
+        """Expected tokens per second for g = 0..top drafts (the cost model).
+
+        A model draft's verify prices never fall as g grows (reading more tokens costs no less): a γ
+        whose few steps met a quiet moment is not taken for cheaper than a plain step.
+        """
         td = self.draft.value if self.draft.n else 0.0
-        out = []
+        out, least = [], 0.0
         for g, tokens in enumerate(self.expected(top, match)):
-            cost = g * td + self.verify_seconds(g)
+            verify = least = max(self.verify_seconds(g), least) if match is None else self.verify_seconds(g)
+            cost = g * td + verify
             out.append(tokens / cost if cost > 0 else 0.0)
         return out
 
