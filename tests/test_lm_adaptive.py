@@ -185,6 +185,13 @@ def test_a_chooser_out_of_range_is_an_error(pair):
     with pytest.raises(ValueError, match="choose returned"):
         speculative_generate(pair, [1], 5, TooMany())
 
+    class Text(GammaChooser):
+        def choose(self, room, run=None, match=None):
+            return "2"
+
+    with pytest.raises(ValueError, match=r"Text\.choose returned '2': need a whole number 0\.\.4"):
+        speculative_generate(pair, [1], 5, Text())
+
 
 def test_as_chooser_accepts_the_three_forms():
     assert isinstance(as_chooser("auto"), AutoGamma) and isinstance(as_chooser(" AUTO "), AutoGamma)

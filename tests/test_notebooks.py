@@ -14,7 +14,6 @@ notebook's code: any change to either executes the notebook again.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 import sys
@@ -24,6 +23,8 @@ import jupytext
 import nbformat
 import pytest
 from jupytext.config import load_jupytext_config
+
+from specviz.figures.static import PLACEHOLDER_B64 as DEFERRED_B64  # a placeholder PNG, encoded
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -317,9 +318,6 @@ def test_notebook_executes(path, executed_notebooks):
     assert not errors, f"{path.name}: {errors[0].ename}: {errors[0].evalue}"
     if path.name != "dashboard.ipynb":
         assert_static_pictures(nb, path.name)
-
-
-DEFERRED_B64 = base64.b64encode(b"specviz-deferred-png:").decode()  # specviz.figures.static.PLACEHOLDER, encoded
 
 
 def static_picture_problems(nb) -> list[str]:

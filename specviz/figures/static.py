@@ -35,6 +35,8 @@ drawing it; `draw_deferred` draws it later. tools/book.py executes the tutorials
 process with one browser draws every notebook's pictures (each kernel would start its own, ~3 s each)."""
 PLACEHOLDER = b"specviz-deferred-png:"
 """What a deferred PNG holds: this prefix, then the key of the figure saved in the DEFER_ENV folder."""
+PLACEHOLDER_B64 = base64.b64encode(PLACEHOLDER).decode()
+"""How a placeholder's base64 text starts (21 bytes: whole 3-byte groups, so whatever follows leaves it as is)."""
 
 _problem: str | None = None
 _server_started = False
@@ -121,10 +123,9 @@ def draw_deferred_outputs(outputs: list, folder: Path) -> int:
 
     def swap(b64: str) -> str | None:
         nonlocal drawn
-        raw = base64.b64decode(b64)
-        if not raw.startswith(PLACEHOLDER):
+        if not b64.startswith(PLACEHOLDER_B64):  # a real PNG: not decoded
             return b64
-        png = draw_deferred(raw, folder)
+        png = draw_deferred(base64.b64decode(b64), folder)
         drawn += png is not None
         return None if png is None else base64.b64encode(png).decode("ascii")
 
@@ -142,7 +143,7 @@ def draw_deferred_outputs(outputs: list, folder: Path) -> int:
                 data["image/png"] = new
         text = data.get("text/html", "")
         text = "".join(text) if isinstance(text, list) else text
-        if "data:image/png" in text:
+        if PLACEHOLDER_B64 in text:
             data["text/html"] = _DATA_URI_IMG.sub(swap_img, text)
     return drawn
 

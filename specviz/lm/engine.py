@@ -393,9 +393,10 @@ class SpeculativeEngine:
                         run = run[: end + 1]
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
-                if g.__class__ is not int and (isinstance(g, bool) or not isinstance(g, numbers.Integral)):
-                    g = -1  # (the exact-int test first: an ABC isinstance costs microseconds every step)
-                if not 0 <= g <= room:
+                # (the exact-int test first: an ABC isinstance costs microseconds every step)
+                if (g.__class__ is not int and (isinstance(g, bool) or not isinstance(g, numbers.Integral))) or not (
+                    0 <= g <= room
+                ):
                     raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
                 if run is not None:
                     run = run[:g]
