@@ -71,7 +71,7 @@ venv: $(STAMP)
 # Reinstalls when pyproject.toml (the dependency list) or the torch pin changes;
 # a no-op otherwise. pip picks the torch distribution (it reads pip.conf: a local CPU wheel where there
 # is one; `--dry-run --report` only names it), and uv installs that file with everything else in one step,
-# resolving the same versions as pip (19 s against 48-75 s for pip's torch, then uv's rest).
+# resolving the same versions as pip (25-30 s in .ci/run, against 48-75 s for pip's torch, then uv's rest).
 # UV_SPEC="" installs everything with pip instead.
 $(STAMP): pyproject.toml Makefile
 	@start=$$(date +%s); \
@@ -87,6 +87,9 @@ $(STAMP): pyproject.toml Makefile
 	touch "$@" && \
 	echo "venv ready in $$(( $$(date +%s) - start )) s ($(VENV), $$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
+# test-floor runs beside the main suite at the lowest CPU priority: it takes the cores when the main suite
+# leaves them idle (a browser or a server starting, the last files), and finishes after it at full speed.
+# Its own temp folder; a per-test limit of 30 min, as a test may wait while the main suite has the CPUs.
 test: $(STAMP) models $(FLOOR_STAMP)
 	@if [ ! -x "$(CHROMIUM)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "no Chromium at $(CHROMIUM): installing Debian's chromium for the browser tests"; \
@@ -96,9 +99,6 @@ test: $(STAMP) models $(FLOOR_STAMP)
 	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
 	  echo "      install it with: make chromium   (apt-get, as root)"; \
 	fi
-	@# test-floor runs beside the main suite at the lowest CPU priority: it takes the cores when the main suite
-	@# leaves them idle (a browser or a server starting, the last files), and finishes after it at full speed.
-	@# Its own temp folder; a per-test limit of 30 min, as a test may wait while the main suite has the CPUs.
 	@mkdir -p build; \
 	nice -n 19 $(MAKE) --no-print-directory test-floor \
 	  FLOOR_PYTEST_ARGS="--timeout=1800 --basetemp=$(CURDIR)/build/test-floor-tmp" > build/test-floor.log 2>&1 & floor=$$!; \

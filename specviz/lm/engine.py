@@ -394,9 +394,8 @@ class SpeculativeEngine:
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
                 # (the exact-int test first: an ABC isinstance costs microseconds every step)
-                if (g.__class__ is not int and (isinstance(g, bool) or not isinstance(g, numbers.Integral))) or not (
-                    0 <= g <= room
-                ):
+                whole = g.__class__ is int or (isinstance(g, numbers.Integral) and not isinstance(g, bool))
+                if not (whole and 0 <= g <= room):
                     raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
                 if run is not None:
                     run = run[:g]
