@@ -390,6 +390,42 @@ def test_export_png_without_browser_explains(tmp_path, monkeypatch):
         EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.png")
 
 
+def test_export_retries_only_kaleidos_page_race(tmp_path, monkeypatch):
+    """kaleido's "page not loaded yet" failure (a race under load) is tried again, up to RENDER_TRIES in all;
+    any other failure is passed on at once."""
+    import plotly.basedatatypes as bd
+
+    monkeypatch.setattr(EX, "find_browser", lambda: "/usr/bin/chromium")
+    calls = []
+
+    def racy(self, path, **kwargs):
+        calls.append(path)
+        if len(calls) < 3:
+            raise RuntimeError(f"JavascriptError: ReferenceError: {EX.PAGE_NOT_READY}")
+        Path(path).write_bytes(b"PNG")
+
+    monkeypatch.setattr(bd.BaseFigure, "write_image", racy)
+    assert EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.png").read_bytes() == b"PNG"
+    assert len(calls) == 3
+
+    calls.clear()
+    monkeypatch.setattr(bd.BaseFigure, "write_image", lambda self, path, **kw: calls.append(path) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.png")
+    assert len(calls) == 1
+
+    calls.clear()
+
+    def always(self, path, **kwargs):
+        calls.append(path)
+        raise RuntimeError(EX.PAGE_NOT_READY)
+
+    monkeypatch.setattr(bd.BaseFigure, "write_image", always)
+    with pytest.raises(RuntimeError, match=EX.PAGE_NOT_READY):
+        EX.export_figure(F.money_diagram(P, Q), tmp_path / "money.png")
+    assert len(calls) == EX.RENDER_TRIES
+
+
 @pytest.mark.slow
 def test_export_png(tmp_path):
     if EX.find_browser() is None:

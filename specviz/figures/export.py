@@ -25,6 +25,33 @@ def find_browser() -> str | None:
     return None
 
 
+PAGE_NOT_READY = "kaleido_scopes is not defined"
+"""What kaleido (1.x) raises when it renders before its page has loaded: a race of its own, seen under CPU
+load (3 renders in 15 failed with both cores busy), gone on a second try."""
+RENDER_TRIES = 5
+"""Renders tried in all by `render_retrying` before a PAGE_NOT_READY failure is passed on."""
+
+
+def render_retrying(render, tries: int = RENDER_TRIES):
+    """`render()` (a call into kaleido), again while it fails with PAGE_NOT_READY, `tries` times in all.
+
+    >>> calls = []
+    >>> def flaky():
+    ...     calls.append(1)
+    ...     if len(calls) < 3:
+    ...         raise RuntimeError("ReferenceError: " + PAGE_NOT_READY)
+    ...     return b"PNG"
+    >>> render_retrying(flaky), len(calls)
+    (b'PNG', 3)
+    """
+    for attempt in range(1, tries + 1):
+        try:
+            return render()
+        except Exception as e:
+            if PAGE_NOT_READY not in str(e) or attempt == tries:
+                raise
+
+
 _NO_BROWSER = (
     "static image export (PNG/SVG/PDF) needs Chrome or Chromium through kaleido, and none was found. "
     "Install one (Debian/Ubuntu: `apt-get install chromium`, or `make chromium`), or point "
@@ -57,7 +84,8 @@ def export_figure(fig, path, width=None, height=None, scale=None, include_plotly
     if width is None and fig.layout.width is None:
         width = 1000  # slides: wider than kaleido's 700 px default
     try:
-        fig.write_image(str(path), format="jpeg" if fmt == "jpg" else fmt, width=width, height=height, scale=scale)
+        form = "jpeg" if fmt == "jpg" else fmt
+        render_retrying(lambda: fig.write_image(str(path), format=form, width=width, height=height, scale=scale))
     except Exception as e:  # kaleido raises RuntimeError/ChromeNotFoundError without a browser
         text = str(e)
         if browser is None or "chrome" in text.lower() and "install" in text.lower():

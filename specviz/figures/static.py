@@ -24,7 +24,7 @@ from pathlib import Path
 
 from plotly.io.base_renderers import MimetypeRenderer, PlotlyRenderer
 
-from .export import find_browser
+from .export import find_browser, render_retrying
 
 DEFAULT_WIDTH = 900
 """Width in pixels of a static image when the figure sets none."""
@@ -78,7 +78,7 @@ def figure_png(fig, width: int | None = None, height: int | None = None) -> byte
         _start_server()
         with warnings.catch_warnings():  # plotly passes options a running kaleido server ignores
             warnings.filterwarnings("ignore", message="The kopts argument is ignored", category=UserWarning)
-            png = pio.to_image(fig, format="png", width=width, height=height)
+            png = render_retrying(lambda: pio.to_image(fig, format="png", width=width, height=height))
     except Exception as e:  # noqa: BLE001 - a missing image must never stop a notebook
         _problem = f"{type(e).__name__}: {e}"
         return None
