@@ -97,20 +97,22 @@ SLOW_FILES = {
 
 # Under pytest-xdist (`make test` runs `-n auto --dist loadfile --no-loadscope-reorder`) each file runs
 # on one worker, so a module's fixtures (a loaded model, a server) are built once, and the files that drive
-# Chromium against a server run one after another on one worker: two browsers and two Jupyter servers at
-# once on two cores made a page's widgets time out. The notebook runs start first (the longest job), the
-# browser files on the other worker; the book's test comes last, when the notebooks it shows have run
-# (before, it waited on the cache's lock while its worker sat idle). (pytest-xdist 3.8's `loadgroup`
-# cannot group this under pytest 9.2: it renames `item._nodeid`, which pytest 9.2 no longer reads.)
+# Chromium run one after another on one worker: two browsers and two Jupyter servers at once on two cores
+# made a page's widgets time out. The notebook runs start first (the longest job), the browser files on the
+# other worker; the book's test (test_site.py) ends the browser files, when the notebooks it shows have run
+# (first in that unit, it waited on the cache's lock while its worker sat idle; last in the whole run, it
+# was the only test left for its last ~80 s, with one core idle). (pytest-xdist 3.8's `loadgroup` cannot
+# group this under pytest 9.2: it renames `item._nodeid`, which pytest 9.2 no longer reads.)
+LAST_FILES = ("test_site.py",)
 BROWSER_FILES = {
     "test_accessibility.py",
     "test_browser.py",
     "test_browser_i18n.py",
     "test_slides.py",
     "test_packaging.py",
+    *LAST_FILES,
 }
-FIRST_FILES = ("test_notebooks.py", *sorted(BROWSER_FILES))
-LAST_FILES = ("test_site.py",)
+FIRST_FILES = ("test_notebooks.py", *sorted(BROWSER_FILES - set(LAST_FILES)))
 
 
 def work_unit(nodeid: str) -> str:
