@@ -518,3 +518,37 @@ def test_deferred_pngs_are_saved_then_drawn_or_left_out(tmp_path, monkeypatch):
 
     gone = [{"data": {"image/png": base64.b64encode(S.PLACEHOLDER + b"0" * 64).decode()}}]  # its figure file is gone
     assert S.draw_deferred_outputs(gone, tmp_path) == 0 and gone[0]["data"] == {}
+
+
+def test_static_pictures_try_again_after_kaleidos_page_race(monkeypatch):
+    """figure_png (the notebooks' static pictures) draws again when kaleido rendered before its page had loaded,
+    and records the failure only when every try failed."""
+    import plotly.io as pio
+
+    from specviz.figures import static as S
+
+    monkeypatch.delenv(S.DEFER_ENV, raising=False)
+    monkeypatch.setattr(S, "find_browser", lambda: "/usr/bin/chromium")
+    monkeypatch.setattr(S, "_start_server", lambda: None)
+    monkeypatch.setattr(S, "_problem", S.static_image_problem())  # put back afterwards: other tests read it
+    calls = []
+
+    def racy(fig, **kwargs):
+        calls.append(1)
+        if len(calls) < EX.RENDER_TRIES:
+            raise RuntimeError(f"ReferenceError: {EX.PAGE_NOT_READY}")
+        return b"\x89PNG drawn"
+
+    monkeypatch.setattr(pio, "to_image", racy)
+    assert S.figure_png(F.money_diagram(P, Q)) == b"\x89PNG drawn" and S.static_image_problem() is None
+    assert len(calls) == EX.RENDER_TRIES
+
+    calls.clear()
+
+    def never_ready(fig, **kwargs):
+        calls.append(1)
+        raise RuntimeError(f"ReferenceError: {EX.PAGE_NOT_READY}")
+
+    monkeypatch.setattr(pio, "to_image", never_ready)
+    assert S.figure_png(F.money_diagram(P, Q)) is None and EX.PAGE_NOT_READY in S.static_image_problem()
+    assert len(calls) == EX.RENDER_TRIES
