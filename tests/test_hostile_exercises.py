@@ -23,12 +23,14 @@ thread).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import time
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -40,7 +42,10 @@ from specviz.i18n import set_language
 BUDGET_S = 0.5  # the time budget of the learner's code during the walk (the defaults are seconds)
 MARGIN_S = 2.0  # a call may take the budget plus this before it counts as a HANG (a shared, busy CPU)
 CAP = 1000  # no message (feedback, hint, error) may be longer
-DEFAULT_BUDGETS = core.FUNCTION_BUDGET_S, core.VERIFIER_BUDGET_S  # the package's, read before `short_budget`
+DEFAULT_BUDGETS = {  # the package's, read before `short_budget` shortens them
+    "FUNCTION_BUDGET_S": core.FUNCTION_BUDGET_S,
+    "VERIFIER_BUDGET_S": core.VERIFIER_BUDGET_S,
+}
 
 ALL = exercises.exercises()
 
@@ -312,13 +317,9 @@ def probe_check(id: str, label: str, answer, should_pass: bool) -> tuple[str, st
     A right answer (`should_pass`) is checked with the package's own time budgets, not the walk's short one:
     a fast right answer (7.3's verifier returning lists: 0.02 s a pair) once took over 0.5 s with both cores
     busy, and was refused as too slow. It still counts as a HANG after BUDGET_S + MARGIN_S."""
-    budgets = DEFAULT_BUDGETS if should_pass else (core.FUNCTION_BUDGET_S, core.VERIFIER_BUDGET_S)
-    saved = core.FUNCTION_BUDGET_S, core.VERIFIER_BUDGET_S
-    core.FUNCTION_BUDGET_S, core.VERIFIER_BUDGET_S = budgets
-    try:
+    budgets = mock.patch.multiple(core, **DEFAULT_BUDGETS) if should_pass else contextlib.nullcontext()
+    with budgets:
         return (f"check({id}, {label})", *judge_check(lambda: exercises.check(id, answer), should_pass))
-    finally:
-        core.FUNCTION_BUDGET_S, core.VERIFIER_BUDGET_S = saved
 
 
 def probe_argument(name: str, call, label: str, value, param: str, valid: bool) -> tuple[str, str, str]:
