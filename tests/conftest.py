@@ -15,6 +15,24 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _defer_rfc3987_syntax() -> None:
+    """specviz's lazy stand-in for rfc3987_syntax, in place before any test module imports nbformat/jsonschema:
+    its ~40 lark grammars cost 3 s of every test process's collection (specviz.widgets.fastload says why).
+    The module is loaded from its file, so that importing specviz.widgets (and what it imports) stays a
+    test's own business."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_specviz_fastload", REPO_ROOT / "specviz" / "widgets" / "fastload.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.defer_rfc3987_syntax()
+
+
+_defer_rfc3987_syntax()
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # Flags Chromium needs on this closed network (without them it stalls).
@@ -150,7 +168,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or item.get_closest_marker("browser"):  # a browser is never fast
             item.add_marker(pytest.mark.slow)
     rank = {name: i for i, name in enumerate(FIRST_FILES)}
     rank.update({name: len(FIRST_FILES) + 1 + i for i, name in enumerate(LAST_FILES)})

@@ -120,6 +120,7 @@ def test_tree_child_acceptance():
         assert_rule(a, p, q, at_q0=0.0, what="tree.child_acceptance")
 
 
+@pytest.mark.slow
 def test_tree_draft_tree_records_and_draws_the_rule():
     """draft_tree with one child: the node's recorded acceptance is exact, its verdict a draw against it."""
     from specviz.tree import draft_tree
@@ -165,6 +166,7 @@ def _closeup_module():
     pytest.fail("no close-up module with token_closeup found")
 
 
+@pytest.mark.slow
 def test_closeup_shows_the_rule():
     """token_closeup explains a drafted token with "kept with probability min(1, p/q) = …" (3 decimals)."""
     pytest.importorskip("torch")
@@ -209,6 +211,7 @@ def test_correct_verifier():
         _check_verifier(correct_verifier, p, q, seed=i)
 
 
+@pytest.mark.slow
 def test_chain_sampler():
     """spec_chain_sample, one token, γ = 1: P(first token = x and its draft kept) = q(x) a(x)."""
     from specviz.chain import MarkovPair, spec_chain_sample
@@ -269,6 +272,7 @@ def _engine_trials(r):
     return np.array(kept), np.array(a)
 
 
+@pytest.mark.slow
 def test_engine_keeps_drafts_at_the_reference_rate():
     """SpeculativeEngine at temperature 1 (top-k 3: p = 0 drafts occur): kept drafts match Σ a, per band of a."""
     pytest.importorskip("torch")

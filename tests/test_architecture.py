@@ -26,6 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO / "specviz"
 DOC = REPO / "docs" / "architecture.md"
@@ -268,6 +270,7 @@ def package_graph() -> dict[str, set[str]]:
     return import_graph(lazy=True)
 
 
+@pytest.mark.slow
 def test_the_graph_is_really_read():
     assert "specviz.lm.results" in package_graph()["specviz.lm.engine"]
     assert "specviz.lm.payoff" in package_graph()["specviz.figures.payoff"]

@@ -258,6 +258,7 @@ def test_lab_starts_and_answers_api(tmp_path):
 # ------------------------------------------------------------------------------ specviz run
 
 
+@pytest.mark.slow
 def test_run_json_reports_vllm_statistics(capsys):
     import json
 
@@ -359,6 +360,7 @@ def test_run_bad_gamma_is_one_line_exit_2(capsys, value):
     assert err[0].startswith("specviz run: error: argument --gamma") and "auto" in err[0]
 
 
+@pytest.mark.slow
 def test_run_defaults_to_auto_gamma_and_says_why_it_ended(capsys):
     """Default γ is auto (each step's γ listed); the bundled models never draw their end token: 'length'.
 
@@ -379,6 +381,7 @@ def test_run_defaults_to_auto_gamma_and_says_why_it_ended(capsys):
     assert out["ignore_eos"] is True and out["gamma"] == 0 and set(out["gamma_per_step"]) == {0}
 
 
+@pytest.mark.slow
 def test_an_installed_wheel_ships_the_notebooks(tmp_path):
     """Built as a wheel and installed elsewhere, specviz finds its own notebooks and copies them out."""
     import subprocess

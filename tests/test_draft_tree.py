@@ -40,6 +40,7 @@ def enumerate_trees(p, q, k, d):
         yield np.array(tokens, dtype=np.int64), float(np.prod(q[list(tokens)]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("p", "q", "k", "d"), [(P3, Q3, 2, 2), (P3, Q3, 3, 1), (P4, Q4, 2, 2), (P3, ONE_HOT_DOG, 2, 3)]
 )
@@ -73,6 +74,7 @@ def test_k1_is_the_chain_formula():
         assert tree_expected_tokens(P3, Q3, 1, d) == pytest.approx(sv.expected_tokens(alpha, d), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_realised_paths_follow_the_exact_node_probabilities():
     """3000 verifications of one fixed tree; every node's acceptance frequency within 5 sigma (false alarm < 1e-5)."""
     tokens = np.array([1, 0, 0, 1, 2, 1])  # k = 2, depth 2, breadth-first

@@ -480,6 +480,7 @@ def test_docstring_examples(name):
 # ------------------------------------------------------------- static pictures drawn later (tools/book.py)
 
 
+@pytest.mark.slow
 def test_deferred_pngs_are_saved_then_drawn_or_left_out(tmp_path, monkeypatch):
     """Under DEFER_ENV figure_png saves the figure and returns a placeholder; draw_deferred_outputs later puts the
     very PNG figure_png would have drawn in its place (a plotly output's image/png, an app snapshot's <img>), and

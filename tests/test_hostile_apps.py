@@ -336,6 +336,7 @@ def one_view(monkeypatch):
     monkeypatch.setattr(L, "LiveView", make)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_hostile_walk_of_the_live_app_couplings_and_trees(one_view):
     table, bad = collections.defaultdict(collections.Counter), []
@@ -369,6 +370,7 @@ def test_a_bad_value_set_through_the_controls_is_a_message_and_the_app_stays_usa
     assert r is not None and len(r.new_ids) == 10 and app.message.value == ""
 
 
+@pytest.mark.slow
 def test_a_pair_by_name_loads_that_pair():
     app = L.LiveApp("bundled", prompt="ROMEO:\n", max_new_tokens=5, ar_baseline=False)
     assert app.pair is not None and "bundled" in app.pair_info.value, app.message.value

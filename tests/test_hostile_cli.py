@@ -391,6 +391,7 @@ SUBPROCESS_CASES = [  # (argv, prog): run as real processes, all at once
 ]
 
 
+@pytest.mark.slow
 def test_subcommands_as_processes(tmp_path):
     """Each sub-command with a bad argument, as `python -m specviz`: one line, exit != 0, within 60 s."""
     env = {**os.environ, "JUPYTER_TOKEN": "", "JUPYTER_TOKEN_FILE": "", "SPECVIZ_CACHE": str(tmp_path / "cache")}
@@ -454,6 +455,7 @@ def test_reader_agrees_with_traitlets(argv):
     assert {k: v[-1] if isinstance(v, list) else str(v) for k, v in theirs.items()} == ours
 
 
+@pytest.mark.slow
 def test_alias_tables_match_the_installed_servers():
     """The aliases specviz reads are the ones jupyter lab and voila define (a new `--token` alias would show)."""
     pytest.importorskip("jupyterlab")

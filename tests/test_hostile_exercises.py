@@ -395,6 +395,7 @@ def timer_mode(request):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # audit of a NaN-returning verifier
 def test_the_hostile_walk_finds_nothing_obscure_silent_or_hanging(short_budget, timer_mode):
     import specviz

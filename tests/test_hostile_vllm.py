@@ -384,6 +384,7 @@ def budget(case: Case) -> float:
 # ------------------------------------------------------------------------------ the reader
 
 
+@pytest.mark.slow
 def test_reader_against_hostile_servers(hostile):
     refused = refused_url()
     results = []
@@ -463,6 +464,7 @@ def judge_cli(expect: str, proc: subprocess.CompletedProcess) -> tuple[str, str]
     return ("GOOD_ERROR" if re.search(expect, last) else "OBSCURE"), last
 
 
+@pytest.mark.slow
 def test_cli_against_hostile_servers(hostile):
     refused = refused_url()
 
@@ -532,6 +534,7 @@ def live_outcome(app, case: Case, url: str) -> tuple[str, str]:
     return judge(case.expect, "error", message), message
 
 
+@pytest.mark.slow
 def test_live_app_against_hostile_servers(hostile):
     pytest.importorskip("ipywidgets")
     from specviz.widgets.live_vllm import vllm_live_app

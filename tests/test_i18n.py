@@ -434,6 +434,7 @@ def lm_figure_calls(pair, result, stats):
     return {name: (getattr(LF, name), args) for name, args in calls.items()}
 
 
+@pytest.mark.slow
 def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
     import importlib
 
@@ -454,6 +455,7 @@ def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
     assert problems_in(figure_texts(LF.live_figure(None))) and problems_in(figure_texts(LF.payoff_figure(0.7)))
 
 
+@pytest.mark.slow
 def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_run, monkeypatch, tmp_path):
     """The live view after a run with its baseline, a close-up of each fate, a γ sweep, the formatted prompt,
     a γ-auto run and sweep, an unfetched model and a bad prompt."""

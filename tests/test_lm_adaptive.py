@@ -37,6 +37,7 @@ class Cycle(GammaChooser):
         return min(self.i % 4, room)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chooser", ["auto", "auto remembered", "cycle"])
 def test_auto_and_scheduled_gamma_sample_the_target_exactly(pair, chooser):
     """ "auto remembered": gamma="auto", each run starting from what the runs before it measured."""
@@ -67,6 +68,7 @@ def test_auto_works_with_top_k_top_p_and_temperature(pair):
         assert len(r.new_ids) == 40 and r.gamma == "auto"
 
 
+@pytest.mark.slow
 def test_auto_on_the_bundled_pair_with_static_caches_is_greedy_exact():
     from specviz.lm import load_pair
 

@@ -69,6 +69,7 @@ def tutorial_pair():
     return Pair(NGramModel(P, name="target"), NGramModel(Q, name="draft"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "engine", [DropUnlikelyDrafts(0.9), DropLowConfidenceDrafts(0.1)], ids=lambda e: type(e).__name__
 )
@@ -78,6 +79,7 @@ def test_dropping_a_drafted_token_is_caught(pair, engine):
     assert chi_square_pvalue(counts, exact) < ALPHA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "engine,gamma",
     [
@@ -108,6 +110,7 @@ def test_the_adaptive_choices_really_vary(pair):
     assert {s.gamma for s in steps if s.start == 0} >= {1, 2}  # stopped early after a low-confidence draft
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", stopping.STOPPING_RULES)
 def test_engine_follows_the_exact_law_of_each_rule(tutorial_pair, rule):
     """On the context-free tutorial pair the engine's law is `stopping.sequence_dist`, lossy or not."""

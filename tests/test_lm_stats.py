@@ -16,6 +16,7 @@ def runs():
     return [speculative_generate(pair, [0], 200, 4, seed=i) for i in range(20)]
 
 
+@pytest.mark.slow
 def test_alpha_estimate_is_exact_here(runs):
     assert spec_stats(runs).alpha == pytest.approx(0.8, abs=1e-12)
 

@@ -327,6 +327,7 @@ print("light install ok")
 """
 
 
+@pytest.mark.slow
 def test_the_light_install_works_without_torch_or_the_apps(tmp_path):
     """Core, figures and widgets import and run with torch and the apps missing; the rest names its extra."""
     import subprocess

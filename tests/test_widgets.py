@@ -527,6 +527,7 @@ def _run(code: str) -> list[str]:
     return out.stdout.split()
 
 
+@pytest.mark.slow
 def test_importing_widgets_changes_no_other_module():
     """No import-time side effect: the rfc3987_syntax stand-in appears only when an app is built."""
     import importlib.util
@@ -543,6 +544,7 @@ def test_importing_widgets_changes_no_other_module():
     assert lines == ["False", "True", "False"]
 
 
+@pytest.mark.slow
 def test_defer_rfc3987_syntax_is_explicit_idempotent_and_too_late_after_jsonschema():
     import importlib.util
 
@@ -563,6 +565,7 @@ def test_defer_rfc3987_syntax_is_explicit_idempotent_and_too_late_after_jsonsche
     ) == ["False"]
 
 
+@pytest.mark.slow
 def test_numerics_app_without_torch_names_the_extra():
     lines = _run(
         "import sys\n"
