@@ -273,6 +273,7 @@ def _draw_blocked(
     blk: int,
     alt: torch.Tensor | None = None,
     use_alt: torch.Tensor | None = None,
+    alt_rows: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """(B,) int64: one inverse-CDF draw per row of the non-negative weights t (B, V), given its block sums bs.
 
@@ -280,7 +281,8 @@ def _draw_blocked(
     token with a cumulative sum inside that block only, using the position of u within the
     block (uniform, independent of the block). Never returns a zero-weight token for a row
     with positive total. Where `use_alt` (B,) is set, the weights come from `alt` instead
-    (whose block sums must already be in bs). All indices stay in range even for garbage input.
+    (whose block sums must already be in bs; row i of t is row `alt_rows[i]` of `alt` when given).
+    All indices stay in range even for garbage input.
     """
     B, V = t.shape
     nb = bs.shape[1]
@@ -293,7 +295,8 @@ def _draw_blocked(
     safe = idx.clamp(max=V - 1)  # the last block may be short
     w = t.gather(-1, safe)
     if alt is not None:
-        w = torch.where(use_alt[:, None], alt.gather(-1, safe), w)
+        w_alt = alt.gather(-1, safe) if alt_rows is None else alt[alt_rows[:, None], safe]
+        w = torch.where(use_alt[:, None], w_alt, w)
     if nb * blk != V:
         w = w.masked_fill(idx >= V, 0)
     c = _cumsum64(w)  # (B, blk)
@@ -332,11 +335,22 @@ def residual_rows(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------- validation
 
 
+def _sign_min(t: torch.Tensor) -> torch.Tensor:
+    """() tensor, negative when an entry of t is negative (one pass, no copy; -0.0 or a NaN may also trip it).
+
+    float16/bfloat16/float32: the minimum of the bits as same-width integers (the sign bit makes
+    it negative: -0.0 and a NaN with the sign bit trip it too); float64: the float minimum (a NaN
+    makes it NaN, which fails >= 0 too), since amin over an int64 view is ~2.4x slower (torch 2.13
+    CPU, 256 x 32,000: 4.7 against 1.9 ms).
+    """
+    return t.amin() if t.dtype == torch.float64 else t.view(_BITS[t.dtype]).amin()
+
+
 def _fast_ok(p, q, Sp, Sq, V: int, drafts=None, q_x=None) -> torch.Tensor:
     """() bool tensor, True when every row is finite, non-negative and sums to 1 (and every draft is valid).
 
-    Beyond the row sums (NaN and inf propagate into them), one pass per tensor: a bit-level
-    sign check, which -0.0 and a NaN with the sign bit also trip (the diagnosis then decides).
+    Beyond the row sums (NaN and inf propagate into them), one pass per tensor: a sign check
+    (`_sign_min`), which -0.0 or a NaN may also trip (the diagnosis then decides).
     """
     if p.dtype == q.dtype:
         ok = (torch.stack([Sp, Sq]) - 1).abs_().amax() <= sum_tolerance(p.dtype, V)
@@ -344,7 +358,7 @@ def _fast_ok(p, q, Sp, Sq, V: int, drafts=None, q_x=None) -> torch.Tensor:
         ok = ((Sp - 1).abs_().amax() <= sum_tolerance(p.dtype, V)) & (
             (Sq - 1).abs_().amax() <= sum_tolerance(q.dtype, V)
         )
-    ok &= torch.minimum(p.view(_BITS[p.dtype]).amin(), q.view(_BITS[q.dtype]).amin()) >= 0
+    ok &= torch.minimum(_sign_min(p), _sign_min(q)) >= 0
     if drafts is not None:
         ok &= ((drafts >= 0) & (drafts < V) & (q_x > 0)).all()
     return ok
@@ -480,39 +494,43 @@ def spec_sample_torch(
         rows = (~accepted).nonzero().squeeze(1)
         tokens = drafts.clone()
         if rows.numel():
-            repl = _residual_draw(
-                p.index_select(0, rows),
-                q.index_select(0, rows),
-                ratio[rows],
-                u2[rows],
-                blk,
-                None if bs_p is None else bs_p[rows],
-                gathered=True,
-            )
+            repl = _residual_draw(p, q, ratio[rows], u2[rows], blk, None if bs_p is None else bs_p[rows], rows=rows)
             tokens = drafts.index_put((rows,), repl)
     else:  # one fixed set of kernels, no host read
-        tokens = torch.where(accepted, drafts, _residual_draw(p, q, ratio, u2, blk, bs_p, gathered=False))
+        tokens = torch.where(accepted, drafts, _residual_draw(p, q, ratio, u2, blk, bs_p))
     if validate and not bool(ok):  # the one host read of the step
         _diagnose((("p", p), ("q", q)), (Sp, Sq), drafts if given else None, q_x)
     return TorchSpecSample(tokens, accepted, drafts)
 
 
-def _residual_draw(p, q, ratio, u, blk, bs_p, gathered: bool) -> torch.Tensor:
-    """(n,) draws from (p - ratio q)+ for n rows (from p where that residual is empty)."""
+def _residual_draw(p, q, ratio, u, blk, bs_p, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """(n,) draws from (p - ratio q)+ for the rows `rows` of p and q, or all rows (from p where that residual is empty).
+
+    ratio, u and bs_p are given for those n rows only. With `rows` (the CPU path), the copy of
+    p's rows becomes the residual in place when p is in the accumulation dtype: one (n, V)
+    buffer fewer to allocate and write per step, same values.
+    """
     V = p.shape[1]
-    r = torch.addcmul(p, q, ratio[:, None], value=-1).clamp_min_(0)  # in the accumulation dtype
+    if rows is None:
+        r = torch.addcmul(p, q, ratio[:, None], value=-1)
+    elif p.dtype == ratio.dtype:
+        r = p.index_select(0, rows).addcmul_(q.index_select(0, rows), ratio[:, None], value=-1)
+    else:  # reduced precision: the residual is in the (wider) accumulation dtype
+        r = torch.addcmul(p.index_select(0, rows), q.index_select(0, rows), ratio[:, None], value=-1)
+    r.clamp_min_(0)
     if blk < V:
         bs_r = _block_sums(r, blk, r.dtype)
         empty = ~(bs_r.sum(-1) > 0)  # p ∝ q up to rounding: fall back to p
-        return _draw_blocked(r, torch.where(empty[:, None], bs_p.to(bs_r.dtype), bs_r), u, blk, alt=p, use_alt=empty)
-    if not gathered:
+        bs = torch.where(empty[:, None], bs_p.to(bs_r.dtype), bs_r)
+        return _draw_blocked(r, bs, u, blk, alt=p, use_alt=empty, alt_rows=rows)
+    if rows is None:
         return _draw_rows(torch.where((r.sum(-1) > 0)[:, None], r, p), u)
     c = _cumsum64(r)
     tot = c[:, -1]
     tokens = _search(c, u * tot)
     empty = (tot <= 0).nonzero().squeeze(1)  # CPU only (sizing it is a host read elsewhere); ~never non-empty
     if empty.numel():
-        tokens = tokens.index_put((empty,), _draw_rows(p.index_select(0, empty), u[empty]))
+        tokens = tokens.index_put((empty,), _draw_rows(p.index_select(0, rows[empty]), u[empty]))
     return tokens
 
 
