@@ -5,8 +5,8 @@ Run `make models` once, then `python benchmarks/bench_prompt_lookup.py` (part of
 
 Part 1, SmolLM2-135M-Instruct with the prompt-lookup draft: one process, one torch thread,
 greedy decoding, batch 1, the chat template applied, every decoder stopping at the end of the
-turn, on five prompts of our own (copy a paragraph, edit it, add docstrings to code, free text,
-an explanation). Decoders: plain decoding through this engine; speculative decoding with
+turn, on five prompts of our own (`specviz.lm.prompts`: copy a paragraph, edit it, add docstrings
+to code, free text, an explanation). Decoders: plain decoding through this engine; speculative decoding with
 fixed γ; gamma="auto"; transformers' greedy `generate` and its `prompt_lookup_num_tokens`
 (same model object, same ids). After a warm-up, every decoder runs once per round, `--rounds`
 times, in an order that rotates from round to round; a decoder's speed-up is plain decoding's
@@ -43,31 +43,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from specviz.lm import autoregressive_generate, load_pair, speculative_generate  # noqa: E402
+from specviz.lm.prompts import TASK_PROMPTS  # noqa: E402
 
-PARAGRAPH = (
-    "The lighthouse stood on a narrow spit of rock at the mouth of the harbour. Every evening the keeper "
-    "climbed the one hundred and twelve steps, trimmed the wick, wound the clockwork that turned the lens, "
-    "and wrote the weather in a leather-bound log. Ships passed in the dark without ever seeing him, "
-    "guided only by the steady white flash that swept the water every ten seconds."
-)
-CODE = """def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-
-def variance(xs):
-    m = mean(xs)
-    return sum((x - m) ** 2 for x in xs) / len(xs)
-"""
-PROMPTS = {
-    "copy": "Repeat the following paragraph word for word, and write nothing else.\n\n" + PARAGRAPH,
-    "edit": "Rewrite the following paragraph in the present tense. Change nothing else.\n\n" + PARAGRAPH,
-    "code": "Add a one-line docstring to each function below. Return the whole code.\n\n" + CODE,
-    "free text": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
-    "explanation": "Explain in a few sentences why the sky is blue.",
-}
+PROMPTS = TASK_PROMPTS  # the live view opens a prompt-lookup pair with PROMPTS["edit"] (LOOKUP_TASK)
 MARK = "bench_prompt_lookup"
 
 

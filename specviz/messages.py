@@ -725,6 +725,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "live.stopping": {"en": "stopping…", "zh": "正在停止…"},
     "live.loading": {"en": "loading {target} + {draft}", "zh": "正在加载 {target} + {draft}"},
+    "live.warming_up": {
+        "en": "warming up: one untimed run on the prompt (first calls are slower)",
+        "zh": "预热中：先在提示词上不计时地运行一次（首次调用较慢）",
+    },
+    "live.warmed_up": {
+        "en": "ready: warmed up in {seconds:.1f} s at load (not counted in any measured run)",
+        "zh": "就绪：加载时预热用了 {seconds:.1f} 秒（不计入任何测量）",
+    },
+    "live.lookup_note": {
+        "en": "Prompt lookup drafts by copying what followed the same words earlier in the prompt: it gains on "
+        "a rewrite, an edit or code, and little on free text, which repeats nothing.",
+        "zh": "提示词查找的草稿是照抄提示词中相同词语之后出现过的内容：改写、编辑和代码能加速，"
+        "自由写作几乎不重复输入，所以收益很小。",
+    },
     "live.no_pair": {
         "en": "no model pair loaded: press “Load pair” (bundled, or type a target and a draft)",
         "zh": "还没有加载模型对：请按“加载模型对”（用 bundled，或填写目标模型和草稿模型）",
@@ -857,6 +871,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{steps} 个验证步生成 {n} 个 token，用时 {seconds:.2f} s（{tps} token/s）",
     },
     "live.status_ar": {"en": " · autoregressive {tps} tokens/s", "zh": " · 自回归 {tps} token/s"},
+    "live.status_speedup": {
+        "en": " · speed-up {speedup} over {n} rounds",
+        "zh": " · {n} 轮合计加速比 {speedup}",
+    },
+    "live.over_rounds": {"en": "({n} rounds pooled)", "zh": "（{n} 轮合计）"},
+    "live.measuring": {
+        "en": "timing round {n} (of at most {most}): speculative and plain decoding again, with the next seed",
+        "zh": "正在计时第 {n} 轮（最多 {most} 轮）：用下一个种子再跑一次投机解码和普通解码",
+    },
     "live.recorded_note": {
         "en": " (values from the recorded top-8 lists; the rest is in “other”)",
         "zh": "（数值取自记录下来的前 8 名列表，其余都在“其他”里）",

@@ -104,6 +104,8 @@ def _same(a, b, tol=1e-12):
 
 
 def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair):
+    from specviz.widgets.live_sweep import MAX_ROUNDS
+
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=120, seed=3)
     result = app.generate(blocking=True)
     assert result is not None, app.message_text
@@ -130,7 +132,13 @@ def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair)
     assert list(trace_by_meta(fh, "accepted_measured").x) == [0, 1, 2, 3]
     ft = app.figures["throughput"]
     assert app.ar_result is not None and len(app.ar_result.new_ids) == 120  # AR baseline, same settings
-    _same(_y(ft, "tokens_per_second"), [st.tokens_per_second, app.ar_result.tokens_per_second], tol=1e-9)
+    # the speeds shown are pooled over timing rounds: this run and its baseline, then more rounds (next seeds)
+    sp = app.speed
+    assert 2 <= sp.rounds <= MAX_ROUNDS and sp.spec_tokens == sp.ar_tokens == 120 * sp.rounds
+    assert sp.spec_seconds > result.seconds and sp.ar_seconds > app.ar_result.seconds
+    _same(_y(ft, "tokens_per_second"), [sp.spec_tps, sp.ar_tps], tol=1e-9)
+    assert f"{sp.speedup:.2f}× ({sp.rounds} rounds pooled)" in app.stats_html.value
+    assert f"speed-up {sp.speedup:.2f}× over {sp.rounds} rounds" in app.status.value
     assert "α = mean Σ min(p, q)" in app.stats_html.value and "cost-model prediction" in app.stats_html.value
     assert app.token_selector.max == 119 and not app.token_selector.disabled
     assert "done" in app.status.value
@@ -576,7 +584,7 @@ def test_gamma_sweep_plots_measured_speedup_against_theory(ngram_pair):
     import transformers
 
     bars_before = transformers.utils.logging.is_progress_bar_enabled()
-    app = L.live_app(ngram_pair, prompt="0", max_new_tokens=40, ar_baseline=False)
+    app = L.live_app(ngram_pair, prompt="0", gamma=4, max_new_tokens=40, ar_baseline=False)  # a fixed γ: no auto run
     seen = []  # (status, progress value, progress max, progress shown) while it runs
     app.status.observe(
         lambda ch: seen.append((ch["new"], app.progress.value, app.progress.max, app.progress.layout.display)),
@@ -821,7 +829,7 @@ def test_loading_an_instruct_model_sets_its_defaults_and_another_pair_puts_them_
     assert app.prompt.value == "0"  # a toy pair reads token ids
     app.prompt.value = "ROMEO:\n"
     app._set_pair(pair)  # what a load does once the models are in
-    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Repeat this sentence")
+    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Rewrite the following paragraph")
     app._set_pair(_chat_pair(hf_folders, template=False))  # a base model: what was set before
     assert app.temperature.value == 0.8 and app.prompt.value == "ROMEO:\n" and app.chat_checkbox.disabled
     keep = L.live_app(pair, max_new_tokens=10, ar_baseline=False, temperature=0.8, model_defaults=False)
@@ -894,19 +902,19 @@ def test_smollm2_with_prompt_lookup_as_a_lecturer_runs_it():
     from specviz.lm.engine import eos_ids
 
     catalog.fetch("smollm2-135m")  # a no-op after `make models`
-    app = L.live_app(None, load=False, gamma="auto", max_new_tokens=60, ar_baseline=False)
+    app = L.live_app(None, load=False, max_new_tokens=120, ar_baseline=False)  # γ: auto, the default
     app.pair_choice.value = ("smollm2-135m", "prompt-lookup")
     assert "not fetched" not in app.pair_choice.label
     app.load(device="cpu", blocking=True)
     assert app.pair is not None, app.message_text
-    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Repeat this sentence")
+    assert app.temperature.value == 0.0 and app.prompt.value.startswith("Rewrite the following paragraph")
     app.show_prompt.value = True
     assert "&lt;|im_start|&gt;user" in app.controls.formatted_prompt.value
     r = app.generate(blocking=True)
     assert r is not None and app.message_text == "", app.message_text
-    assert r.gamma == "auto" and "quick brown fox" in r.text
-    assert r.new_ids[-1] in eos_ids(app.pair) and len(r.new_ids) < 60  # it stopped at the end of its turn
-    assert any(len(s.drafted) > 1 for s in r.steps)  # prompt lookup found the sentence to copy
+    assert r.gamma == "auto" and "leather-bound log" in r.text
+    assert r.new_ids[-1] in eos_ids(app.pair) and len(r.new_ids) < 120  # it stopped at the end of its turn
+    assert any(len(s.drafted) > 1 for s in r.steps)  # prompt lookup found the paragraph to rewrite
 
 
 def test_an_auto_run_that_drafts_nothing_shows_its_numbers_without_an_error(ngram_pair, monkeypatch):

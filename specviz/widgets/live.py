@@ -91,7 +91,7 @@ class LiveApp(LiveRuns, LiveLoading, App):
     (Comboboxes taking free text), `models_hint`, `device` (Dropdown), `load_button`,
     `pair_info` (HTML: `pair.describe()`, the device), `prompt` (Textarea), `chat_checkbox`,
     `show_prompt` (ToggleButton) and `formatted_prompt` (HTML), `ignore_eos`, `gamma`
-    (Dropdown: "auto", 0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off),
+    (Dropdown: "auto", the default, 0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off),
     `max_new_tokens`, `seed`, `ar_checkbox` (run the autoregressive baseline after each
     run), `generate_button`, `stop_button`, `baseline_button`, `sweep_button`, `status`,
     `progress` (IntProgress of the γ sweep), `message`, and the outputs of `view`
@@ -105,7 +105,10 @@ class LiveApp(LiveRuns, LiveLoading, App):
     still the Shakespeare one, a chat prompt; loading another pair puts back what was set.
 
     State after a run: `pair`, `current_run` (`LiveRun`), `result` (GenerationResult),
-    `stats` (SpecStats), `ar_result`, `sweep_data`, `selected` (dict of the selected token).
+    `stats` (SpecStats), `ar_result`, `speed` (`live_sweep.SpeedRounds`: after the baseline, more
+    rounds of both decoders with the next seeds until `live_sweep.TIMING_S` seconds or MAX_ROUNDS;
+    the speed-up shown is pooled over them, since one short round is noise), `sweep_data`,
+    `selected` (dict of the selected token). A pair is warmed up (run once, untimed) as it loads.
 
     Methods: `load(target, draft, device, blocking=True)`, `generate(blocking=False)`,
     `run_baseline(blocking=False)`, `gamma_sweep(blocking=False, gammas=GAMMAS)`, `stop()`,
@@ -117,7 +120,7 @@ class LiveApp(LiveRuns, LiveLoading, App):
         self,
         pair=None,
         prompt: str = "ROMEO:\n",
-        gamma: int | str = 4,
+        gamma: int | str = "auto",
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,
@@ -142,6 +145,7 @@ class LiveApp(LiveRuns, LiveLoading, App):
         self.result: GenerationResult | None = None
         self.stats = None
         self.ar_result: GenerationResult | None = None
+        self.speed = None  # SpeedRounds: speculative vs plain decoding pooled over timing rounds
         self.sweep_data: dict | None = None
         self.step_listeners: list = []
         self.warmed: set = set()

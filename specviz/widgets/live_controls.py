@@ -78,7 +78,7 @@ class LiveControls:
     def __init__(
         self,
         prompt: str = DEFAULT_PROMPT,
-        gamma: int | str = 4,
+        gamma: int | str = "auto",
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,

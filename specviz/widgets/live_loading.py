@@ -1,8 +1,9 @@
 """The live view's pair and prompt: loading a pair in the background, the prompt as the model reads it.
 
 `LiveLoading` is the half of `specviz.widgets.live.LiveApp` that holds the pair (a mixin: the
-app gives it `controls`, `jobs`, `status`, `warmed` and the widgets); `start_job` checks the
-settings, then runs a job on the pair in the background, warmed up first.
+app gives it `controls`, `jobs`, `status`, `warmed` and the widgets); a pair is warmed up (run once,
+untimed) as it loads, so a first Generate measures decoding, not first-call costs; `start_job` checks
+the settings, then runs a job on the pair in the background (warming up a pair given directly first).
 """
 
 from __future__ import annotations
@@ -48,9 +49,20 @@ class LiveLoading:
             finally:
                 self.status.value = ""
             self._set_pair(pair)
+            self.warm_up_loaded()
             return pair
 
         return self.jobs.start("load", job, blocking)
+
+    def warm_up_loaded(self) -> None:
+        """Run the new pair once on its prompt, untimed, and say so in the status line (not in any measured run)."""
+        try:
+            ids = self._prompt_ids()
+        except ValueError:
+            return  # an unusable prompt: the first job warms up on the prompt it is given
+        self.status.value = f"<i>{html.escape(t('live.warming_up'))}</i>"
+        seconds = warm_up(self.pair, ids, self.warmed)
+        self.status.value = "" if seconds is None else f"<i>{html.escape(t('live.warmed_up', seconds=seconds))}</i>"
 
     def _set_pair(self, pair) -> None:
         self.pair = pair

@@ -24,6 +24,7 @@ from ..i18n import t
 from ..lm import catalog
 from ..lm.fates import DIM_STYLE
 from ..lm.loading import PROMPT_LOOKUP
+from ..lm.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
 from ..palette import INK
 
 BUNDLED_PAIR = ("bundled", "bundled")
@@ -32,11 +33,12 @@ BUNDLED_PAIR = ("bundled", "bundled")
 CUSTOM = "custom"
 """The value of the "other: type a target and a draft" choice."""
 
-DEFAULT_PROMPT = "ROMEO:\n"
+DEFAULT_PROMPT = SHAKESPEARE_PROMPT
 """The live view's prompt for the bundled (Shakespeare) pair."""
 
-DEFAULT_CHAT_PROMPT = "Repeat this sentence word for word: the quick brown fox jumps over the lazy dog."
-"""The prompt an instruct model starts with (it repeats text, so prompt lookup has something to find)."""
+DEFAULT_CHAT_PROMPT = TASK_PROMPTS[LOOKUP_TASK]
+"""The prompt an instruct model starts with: a rewrite, which repeats most of its input, so prompt lookup's
+drafts are often right (`specviz.lm.prompts`; bench_prompt_lookup times the same text)."""
 
 
 def fetch_command(name: str) -> str:
@@ -98,7 +100,7 @@ def data_html(text: str) -> str:
 
 def models_hint_html() -> str:
     """The note under the model choice: how to choose, and which catalogue models are fetched or need fetching."""
-    lines = [html.escape(t("live.models_hint"))]
+    lines = [html.escape(t("live.models_hint")), html.escape(t("live.lookup_note"))]
     for name in sorted(catalog.MODELS):
         if is_fetched(name):
             lines.append(html.escape(t("live.model_fetched", name="\0")).replace("\0", data_html(name)))

@@ -33,10 +33,15 @@ def plot_patches(stats, gamma, steps=(), setting=None, layout: bool = True) -> l
     return out
 
 
-def throughput_panel_patch(stats, ar_result) -> tuple:
-    """The tokens/s panel: speculative and autoregressive, the cost-model prediction, when it pays."""
+def throughput_panel_patch(stats, ar_result, speed=None) -> tuple:
+    """The tokens/s panel: speculative and autoregressive, the cost-model prediction, when it pays.
+
+    `speed` (live_sweep.SpeedRounds): the two tokens/s pooled over rounds, in place of this run's and its baseline's.
+    """
     spec = stats.tokens_per_second if stats is not None else float("nan")
     ar = ar_result.tokens_per_second if ar_result is not None else float("nan")
+    if speed is not None and stats is not None:
+        spec, ar = speed.spec_tps, speed.ar_tps
     t_t = target_token_seconds(ar_result)
     pred = ar * stats.predicted_speedup(t_t) if (stats is not None and t_t and stats.steps) else float("nan")
     patch = LF.throughput_patch(spec, ar, pred)

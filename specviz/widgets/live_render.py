@@ -53,15 +53,19 @@ def gamma_text(gamma, longest: int | None = None) -> str:
     return str(gamma)
 
 
-def stats_table_html(stats, ar_result=None, gamma=None) -> str:
+def stats_table_html(stats, ar_result=None, gamma=None, speed=None) -> str:
     """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas.
 
     `gamma`: the run's γ setting ("auto" shows as "auto (longest N)"; None: the statistics' γ).
+    `speed` (live_sweep.SpeedRounds): tokens/s and the speed-up pooled over its rounds, in place of this run's.
     """
     if stats is None or not stats.steps:
         return f"<i style='{DIM_STYLE}'>{html.escape(t('live.stats_empty'))}</i>"
     t_t = target_token_seconds(ar_result)
     ar_tps = ar_result.tokens_per_second if ar_result is not None else None
+    spec_tps, over = stats.tokens_per_second, ""
+    if speed is not None and ar_tps is not None:
+        spec_tps, ar_tps, over = speed.spec_tps, speed.ar_tps, " " + t("live.over_rounds", n=speed.rounds)
     c = cost_ratio(stats, ar_result)
     rows = [
         [
@@ -72,9 +76,9 @@ def stats_table_html(stats, ar_result=None, gamma=None) -> str:
         [t("live.stats_alpha"), fmt_number(stats.alpha)],
         [t("live.stats_tokens_measured"), fmt_number(stats.mean_acceptance_length)],
         [t("live.stats_tokens_theory"), fmt_number(stats.expected_tokens_per_step)],
-        [t("live.stats_spec_tps"), fmt_number(stats.tokens_per_second, ".1f")],
+        [t("live.stats_spec_tps"), fmt_number(spec_tps, ".1f")],
         [t("live.stats_ar_tps"), fmt_number(ar_tps, ".1f")],
-        [t("live.stats_speedup"), fmt_number(stats.tokens_per_second / ar_tps if ar_tps else None, ".2f", "×")],
+        [t("live.stats_speedup"), fmt_number(spec_tps / ar_tps if ar_tps else None, ".2f", "×") + html.escape(over)],
         [t("live.stats_cost"), fmt_number(c)],
         [t("live.stats_bound"), fmt_number(stats.bound(c) if c is not None else None, ".2f", "×")],
         [t("live.stats_predicted"), fmt_number(stats.predicted_speedup(t_t) if t_t else None, ".2f", "×")],
@@ -125,8 +129,9 @@ def steps_table_html(steps, pieces=(), limit: int = 40) -> str:
     )
 
 
-def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None) -> str:
-    """The status line of a run: progress while generating, the totals when done or stopped."""
+def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None, speed=None) -> str:
+    """The status line of a run: progress while generating, the totals when done or stopped (`speed`: the
+    speed-up over its rounds, live_sweep.SpeedRounds)."""
     if result is None:
         return ""
     n, steps = len(result.new_ids), len(result.steps)
@@ -137,6 +142,8 @@ def status_html(result, final: bool, max_new_tokens: int | None = None, ar_resul
     text = f"<b>{what}</b> " + t("live.status_final", n=n, steps=steps, seconds=result.seconds, tps=tps)
     if ar_result is not None:
         text += t("live.status_ar", tps=fmt_number(ar_result.tokens_per_second, ".0f"))
+    if speed is not None and ar_result is not None:
+        text += t("live.status_speedup", speedup=fmt_number(speed.speedup, ".2f", "×"), n=speed.rounds)
     return text
 
 

@@ -21,7 +21,7 @@ from .live_jobs import LiveRun
 from .live_patches import throughput_panel_patch
 from .live_render import status_html
 from .live_settings import AUTO, GAMMAS, gamma_setting
-from .live_sweep import gamma_sweep_run
+from .live_sweep import MAX_ROUNDS, NO_ROUNDS, gamma_sweep_run, speed_rounds
 
 
 class LiveRuns:
@@ -77,7 +77,7 @@ class LiveRuns:
 
         def job(pair, ids, kw):
             run = LiveRun(pair, list(ids), dict(kw), gamma)
-            self.result, self.stats = None, None
+            self.result, self.stats, self.speed = None, None, None
             self.view.begin(run, self.ar_result)
             done = threading.Event()
 
@@ -102,6 +102,7 @@ class LiveRuns:
             self._select_default()
             if with_ar and not result.stopped and self.jobs.keep_going():
                 self._baseline(pair, ids, kw)
+                self._more_rounds(pair, ids, kw, gamma)
             return result
 
         return self.start_job("generate", job, blocking)
@@ -113,10 +114,24 @@ class LiveRuns:
     def _baseline(self, pair, ids, kw):
         self.status.value = f"<i>{html.escape(t('live.baseline_running'))}</i>"
         self.ar_result = autoregressive_generate(pair, ids, on_token=self.jobs.keep_going, **kw)
-        self.view.patch(throughput_panel_patch(self.stats, self.ar_result))
+        self._show_speed(None if self.result is None else NO_ROUNDS.plus(self.result, self.ar_result))
+        return self.ar_result
+
+    def _more_rounds(self, pair, ids, kw, gamma) -> None:
+        """Time more speculative and plain rounds (other seeds), so the speed-up shown is not one noisy round's."""
+        if self.speed is None or not self.jobs.keep_going():
+            return
+
+        def on_round(rounds):
+            self.status.value = f"<i>{html.escape(t('live.measuring', n=rounds.rounds + 1, most=MAX_ROUNDS))}</i>"
+
+        self._show_speed(speed_rounds(pair, ids, kw, gamma, self.speed, self.jobs.keep_going, on_round))
+
+    def _show_speed(self, speed) -> None:
+        self.speed = self.view.speed = speed
+        self.view.patch(throughput_panel_patch(self.stats, self.ar_result, speed))
         self.view.show_numbers(self.stats, self.ar_result)
         self._set_status()
-        return self.ar_result
 
     def _draw_loop(self, done: threading.Event, run: LiveRun) -> None:
         while not done.wait(self.refresh_s):
@@ -132,7 +147,7 @@ class LiveRuns:
 
     def _set_status(self) -> None:
         run = self.view.run
-        self.status.value = status_html(run.result if run else None, True, ar_result=self.ar_result)
+        self.status.value = status_html(run.result if run else None, True, ar_result=self.ar_result, speed=self.speed)
 
     # ------------------------------------------------------------------ one token up close
 

@@ -60,6 +60,7 @@ class LiveView:
     def __init__(self, gamma: int = 4, label_style: dict | None = None):
         lab = label_style or {"description_width": "110px"}
         self.run = None  # the LiveRun shown
+        self.speed = None  # its SpeedRounds against plain decoding (live_sweep.speed_rounds), once timed
         self.selected: dict | None = None
         self.pieces: list[str] = []
         self.fates: list[str] = []
@@ -108,7 +109,7 @@ class LiveView:
 
     def begin(self, run, ar_result=None) -> None:
         """Clear the outputs for a new run (`ar_result`: the autoregressive baseline still shown, if any)."""
-        self.run, self.selected = run, None
+        self.run, self.selected, self.speed = run, None, None
         with self.text_lock:
             self.pieces, self.fates, self.spans = [], [], []
         self.text_html.value = text_box(self.prompt_html())
@@ -131,7 +132,7 @@ class LiveView:
         now = time.perf_counter()
         if final or now - run.drawn_tps > 1.0:  # tokens/s and the tables: about once a second
             run.drawn_tps = now
-            patches.append(throughput_panel_patch(stats, ar_result))
+            patches.append(throughput_panel_patch(stats, ar_result, self.speed))
             self.show_numbers(stats, ar_result)
             with self.text_lock:
                 pieces = list(self.pieces)
@@ -179,7 +180,8 @@ class LiveView:
 
     def show_numbers(self, stats, ar_result) -> None:
         """The statistics table and the "when does this pay?" line."""
-        self.stats_html.value = stats_table_html(stats, ar_result, None if self.run is None else self.run.gamma)
+        gamma = None if self.run is None else self.run.gamma
+        self.stats_html.value = stats_table_html(stats, ar_result, gamma, self.speed)
         if stats is None or not stats.steps or not math.isfinite(stats.alpha):
             self.payoff_html.value = ""
             return
