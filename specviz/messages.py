@@ -730,8 +730,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "预热中：先在提示词上不计时地运行一次（首次调用较慢）",
     },
     "live.warmed_up": {
-        "en": "ready: warmed up in {seconds:.1f} s at load (not counted in any measured run)",
-        "zh": "就绪：加载时预热用了 {seconds:.1f} 秒（不计入任何测量）",
+        "en": "ready: {pair} warmed up in {seconds:.1f} s at load (not counted in any measured run)",
+        "zh": "就绪：{pair} 加载时预热用了 {seconds:.1f} 秒（不计入任何测量）",
     },
     "live.lookup_note": {
         "en": "Prompt lookup drafts by copying what followed the same words earlier in the prompt: it gains on "

@@ -730,6 +730,65 @@ def test_real_models_tab_builds_on_first_view(dashboard, screenshot_dir):
     problems.assert_none(mark)
 
 
+def live_dropdown(page, label: str):
+    """The <select> of the live view's dropdown labelled `label`."""
+    label_re = re.compile("^" + re.escape(label) + "$")
+    return page.locator(
+        ".specviz-live .widget-dropdown:visible", has=page.locator(".widget-label", has_text=label_re)
+    ).locator("select")
+
+
+def live_generate(page, timeout: float = FIRST_PLOT_MS) -> float:
+    """Press the live view's Generate and wait for its timing rounds: the speed-up the status line shows."""
+    status = ".specviz-live .specviz-status"
+    page.locator(".specviz-live button.jupyter-button:visible", has_text=re.compile(r"^Generate$")).click()
+    wait_sv(page, "/ over \\d+ rounds/.test(sv.text(arg) || '')", status, timeout=timeout)
+    text = sv(page, "sv.text(arg)", status)
+    stats = sv(page, "sv.text('.specviz-live-stats')")
+    speedup = float(re.search(r"speed-up ([\d.]+)× over (\d+) rounds", text).group(1))
+    assert f"{speedup:.2f}×" in stats, (text, stats)  # the table reads the same pooled figure
+    return speedup
+
+
+# The first Generate of each offered pair, at its defaults, as a lecturer presses it (issue 31). The panel's
+# speed-up is pooled over timing rounds (live_sweep.speed_rounds), never one 0.6 s run. What the benchmarks
+# measure for each: SmolLM2 + prompt lookup on the rewrite prompt 3.2x (auto, bench_prompt_lookup, "edit");
+# the bundled pair at T = 1 about 1.05-1.13x (bench_auto_vs_plain, ABBA over seeds), where the same 200
+# tokens read 0.86-1.26x from one round to the next and pooled first clicks read 0.91-1.19x in fresh
+# processes on an idle machine: a bar at 0.97 there would fail one CI run in five, so the bundled pair is
+# held to 0.80 (no pooled first click came near it) and the prompt-lookup pair to 1.5.
+BUNDLED_FIRST_CLICK_MIN = 0.80
+LOOKUP_FIRST_CLICK_MIN = 1.5
+
+
+@browser_test
+def test_real_models_first_generate_shows_auto_and_a_pooled_speedup(dashboard, screenshot_dir):
+    page, problems = dashboard["page"], dashboard["problems"]
+    mark = problems.mark()
+    open_tab(page, "Real models", "!!sv.text('.specviz-live') || !!sv.text('.specviz-error')")
+    status = ".specviz-live .specviz-status"
+    # the pair warmed up as it loaded, apart from any measured run; γ starts at auto
+    wait_sv(page, "(sv.text(arg) || '').includes('warmed up')", status, timeout=FIRST_PLOT_MS)
+    gamma = live_dropdown(page, "γ (drafts/step)")
+    assert gamma.evaluate("s => s.options[s.selectedIndex].text") == "auto"
+    assert "free text" in sv(page, "sv.text('.specviz-models')")  # why free text gains little with prompt lookup
+    bundled = live_generate(page)
+    assert bundled >= BUNDLED_FIRST_CLICK_MIN, f"bundled pair, first Generate: {bundled:.2f}x"
+    save_shot(page, screenshot_dir, "voila-real-models-generated")
+
+    # SmolLM2-135M with prompt lookup (fetched by `make models`): it opens on a rewrite
+    live_dropdown(page, "models").select_option(label="smollm2-135m + prompt lookup")
+    page.locator(".specviz-live button.jupyter-button:visible", has_text="Load pair").click()
+    wait_sv(page, "/smollm2-135m.*warmed up/.test(sv.text(arg) || '')", status, timeout=FIRST_PLOT_MS)
+    prompt = page.locator(".specviz-live textarea:visible").first.input_value()
+    assert prompt.startswith("Rewrite the following paragraph"), prompt
+    lookup = live_generate(page)
+    print(f"first Generate: bundled pair {bundled:.2f}x, SmolLM2 + prompt lookup (rewrite) {lookup:.2f}x")
+    assert lookup >= LOOKUP_FIRST_CLICK_MIN, f"SmolLM2 + prompt lookup, rewrite prompt, first Generate: {lookup:.2f}x"
+    open_tab(page, "Money diagram")
+    problems.assert_none(mark)
+
+
 @browser_test
 def test_no_page_errors_during_the_session(dashboard):
     dashboard["problems"].assert_none()

@@ -62,7 +62,9 @@ class LiveLoading:
             return  # an unusable prompt: the first job warms up on the prompt it is given
         self.status.value = f"<i>{html.escape(t('live.warming_up'))}</i>"
         seconds = warm_up(self.pair, ids, self.warmed)
-        self.status.value = "" if seconds is None else f"<i>{html.escape(t('live.warmed_up', seconds=seconds))}</i>"
+        pair = " + ".join(self.controls.models.names())
+        text = "" if seconds is None else t("live.warmed_up", pair=pair, seconds=seconds)
+        self.status.value = f"<i>{html.escape(text)}</i>" if text else ""
 
     def _set_pair(self, pair) -> None:
         self.pair = pair
