@@ -646,7 +646,7 @@ def test_dashboard_lang_reaches_voila_through_the_environment(tmp_path, monkeypa
 def test_static_images_of_chinese_text_show_glyphs_not_boxes():
     """Two different 5-character Chinese titles must give different PNGs (without a CJK font both are 5 equal boxes).
 
-    Needs a CJK font that Chromium finds (fonts-wqy-microhei: .ci/run installs it).
+    Needs a CJK font that Chromium finds (fonts-wqy-microhei, in tools/system-packages.txt: make test and .ci/run install it).
     """
     import plotly.graph_objects as go
 
