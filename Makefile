@@ -175,6 +175,14 @@ bench: $(STAMP)
 	  if [ $${#failed[@]} -gt 0 ]; then echo "failed: $${failed[*]}"; exit 1; fi; \
 	fi
 
+# The regression guard (issue 31): each figure the project promised (the numpy and torch samplers, auto vs
+# plain, our prompt lookup vs transformers', make test-fast's wall time, the dashboard's first plot),
+# re-measured as ratios in one run, a few minutes; one line each with its goal and fail line, and exit 1
+# only on a clear regression, never on noise. Results in build/bench-check.json; a subset with
+# ARGS="--only test-fast,first-plot". CI runs it after the tests (.ci/run).
+bench-check: $(STAMP) models
+	$(PY) benchmarks/bench_check.py $(ARGS)
+
 # Debian's Chromium, fonts and the rest of tools/system-packages.txt, each one that is missing (apt-get, as
 # root; otherwise it prints the command). .ci/run runs the same script: one list, so the two cannot drift.
 system-packages:
