@@ -904,7 +904,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
         "drawn from the green residual (p − q)⁺ / Z.",
         "zh": "草稿以 q = {qd:.3f} 提出“{d}”，但目标模型只给它 p = {pd:.3f}，所以它只以概率 p/q = {keep:.3f} "
-        "被保留，这次被拒绝了；随后从绿色的剩余部分 (p − q)⁺ / Z 抽出了“{name}”。",
+        "被保留，这次被拒绝了；随后从绿色的残差分布 (p − q)⁺ / Z 抽出了“{name}”。",
     },
     "live.bonus_sub": {
         "en": "all γ drafts passed: one more token drawn straight from the target's p",

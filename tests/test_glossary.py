@@ -93,3 +93,23 @@ def test_zh_messages_use_the_glossary_terms():
     rows = load_glossary()
     bad = [(key, v, ctx) for key, entry in MESSAGES.items() for v, ctx in violations(entry["zh"], rows)]
     assert not bad, f"specviz/messages.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
+
+
+def book_texts() -> dict:
+    """tools/book.py's TEXTS (the book's title, intro and headings per language), read without running the tool."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_specviz_book", ROOT / "tools" / "book.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TEXTS
+
+
+def test_zh_book_texts_use_the_glossary_terms():
+    """The zh book's title is every zh page's html_title (docs/book/conf.py), so it is read like the tutorials."""
+    rows = load_glossary()
+    zh = book_texts()["zh"]
+    bad = [(key, v, ctx) for key, text in zh.items() for v, ctx in violations(text, rows)]
+    assert not bad, f"tools/book.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad}"
+    planted = dict(zh, title=zh["title"].replace("投机", "推测"))
+    assert [v for text in planted.values() for v, _ in violations(text, rows)] == ["推测"]

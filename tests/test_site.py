@@ -39,6 +39,17 @@ sys.path.insert(0, str(REPO_ROOT / "tools"))
 import book  # noqa: E402
 
 
+def book_repository() -> str:
+    """The repository address the book's buttons use (docs/book/conf.py: "" before one is public)."""
+    spec = importlib.util.spec_from_file_location("_specviz_book_conf", REPO_ROOT / "docs" / "book" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf.REPOSITORY
+
+
+BOOK_REPOSITORY = book_repository()
+
+
 def browser_test(fn):
     """Marks a test that drives Chromium (and builds or serves the book)."""
     return pytest.mark.browser(pytest.mark.slow(pytest.mark.timeout(1800)(fn)))
@@ -78,6 +89,7 @@ async () => {
     next: href('a.right-next'),
     download: [...document.querySelectorAll('a[href$=".ipynb"]')].map(a => a.getAttribute('href')),
     binder: [...document.querySelectorAll('a[href^="https://mybinder.org/"]')].map(a => a.getAttribute('href')),
+    placeholder: [...document.querySelectorAll('a[href*="/OWNER/"]')].map(a => a.getAttribute('href')),
   };
 }
 """
@@ -257,8 +269,12 @@ def test_page_shows_figures_formulas_and_neighbours(browser, served, href):
     stem = Path(href).stem
     if f"_sources/{stem}.ipynb" not in shown["download"]:
         problems.append(f"no .ipynb download link: {shown['download']}")
-    if not any(b.endswith(f"{stem}.ipynb") for b in shown["binder"]):
+    if BOOK_REPOSITORY and not any(b.endswith(f"{stem}.ipynb") for b in shown["binder"]):
         problems.append(f"no Binder link to the notebook: {shown['binder']}")
+    if not BOOK_REPOSITORY and shown["binder"]:
+        problems.append(f"Binder links without a public repository address: {shown['binder']}")
+    if shown["placeholder"]:
+        problems.append(f"links to the placeholder address OWNER: {shown['placeholder']}")
     assert not problems, f"{href}: {problems}"
     if entry["math"]:
         assert shown["mathRendered"] > 0

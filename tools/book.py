@@ -55,7 +55,7 @@ TEXTS = {
     "en": {
         "title": "specviz · why speculative decoding is lossless",
         "intro": "The tutorial notebooks, executed, with their figures as pictures. "
-        "Each page can be downloaded as a notebook (.ipynb) or opened on Binder.",
+        "Each page can be downloaded as a notebook (.ipynb) to run in JupyterLab.",
         "twin": "中文版",
         "tutorials": "Tutorials",
         "more": "More",
@@ -63,8 +63,8 @@ TEXTS = {
         "`make dashboard` or `specviz dashboard`.",
     },
     "zh": {
-        "title": "specviz · 为什么推测解码是无损的",
-        "intro": "教程笔记本（已运行，图以图片显示）。每页都可以下载为笔记本（.ipynb）或在 Binder 上打开。",
+        "title": "specviz · 为什么投机解码是无损的",
+        "intro": "教程笔记本（已运行，图以图片显示）。每页都可以下载为笔记本（.ipynb），在 JupyterLab 里运行。",
         "twin": "English",
         "tutorials": "教程",
         "more": "更多",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ T = book.TEXTS[LANG]
 
 def repository_url() -> str:
     """The GitHub repository for the Binder and repository buttons: $SPECVIZ_REPOSITORY, else the origin
-    remote when it is on GitHub, else the placeholder the README's Binder badges use."""
+    remote when it is on GitHub, else "" (no public address yet: the book then shows neither button, never
+    one that leads to a placeholder)."""
     url = os.environ.get("SPECVIZ_REPOSITORY", "")
     if not url:
         try:
@@ -31,7 +33,7 @@ def repository_url() -> str:
         except OSError:
             url = ""
     m = re.search(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?$", url)
-    return f"https://github.com/{m[1]}/{m[2]}" if m else "https://github.com/OWNER/specviz"
+    return f"https://github.com/{m[1]}/{m[2]}" if m else ""
 
 
 project = "specviz"
@@ -82,17 +84,19 @@ html_static_path = ["_static"]
 html_js_files = ["chinese-stemmer.js"] if LANG == "zh" else []  # see the file; Chinese words: jieba
 html_last_updated_fmt = None
 html_copy_source = True
+REPOSITORY = repository_url()
 html_theme_options = {
-    "repository_url": repository_url(),
     "repository_branch": "HEAD",
     "path_to_docs": "notebooks" if LANG == "en" else "notebooks/zh",
     "use_download_button": True,
-    "use_repository_button": True,
+    "use_repository_button": bool(REPOSITORY),
     "use_fullscreen_button": False,
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
-    "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
 }
+if REPOSITORY:  # the repository and Binder buttons, only where they lead somewhere
+    html_theme_options["repository_url"] = REPOSITORY
+    html_theme_options["launch_buttons"] = {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"}
 
 # Links between notebooks, written for Jupyter (NAME.ipynb), made links between pages.
 LINK = re.compile(r"\[([^\]\n]+)\]\((\.\./|zh/)?([\w.-]+)\.(ipynb|md)(#[^)\s]*)?\)")
@@ -167,7 +171,21 @@ def _executed_notebook(app, pagename, templatename, context, doctree):
         nbformat.write(nb, str(target))
 
 
+def _ipynb_download(app, pagename, templatename, context, doctree):
+    """Offer the executed notebook as the ".ipynb" download when there are no launch buttons (no public
+    repository yet): sphinx-book-theme copies it into _sources only while setting those buttons up."""
+    if REPOSITORY or pagename == "index":
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if executed.exists():
+        target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(executed, target)
+        context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def setup(app):
     app.connect("html-page-context", _executed_notebook, priority=100)
+    app.connect("html-page-context", _ipynb_download, priority=500)  # before the theme's header buttons (501)
     app.connect("source-read", _source_read)
     app.connect("html-page-context", _twin_button, priority=900)
