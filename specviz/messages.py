@@ -875,7 +875,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": " · speed-up {speedup} over {n} rounds",
         "zh": " · {n} 轮合计加速比 {speedup}",
     },
+    "live.status_speedup_one": {"en": " · speed-up {speedup} over 1 round", "zh": " · 1 轮的加速比 {speedup}"},
     "live.over_rounds": {"en": "({n} rounds pooled)", "zh": "（{n} 轮合计）"},
+    "live.over_one_round": {"en": "(1 round)", "zh": "（1 轮）"},
     "live.measuring": {
         "en": "timing round {n} (of at most {most}): speculative and plain decoding again, with the next seed",
         "zh": "正在计时第 {n} 轮（最多 {most} 轮）：用下一个种子再跑一次投机解码和普通解码",

@@ -65,7 +65,8 @@ def stats_table_html(stats, ar_result=None, gamma=None, speed=None) -> str:
     ar_tps = ar_result.tokens_per_second if ar_result is not None else None
     spec_tps, over = stats.tokens_per_second, ""
     if speed is not None and ar_tps is not None:
-        spec_tps, ar_tps, over = speed.spec_tps, speed.ar_tps, " " + t("live.over_rounds", n=speed.rounds)
+        over = " " + (t("live.over_rounds", n=speed.rounds) if speed.rounds != 1 else t("live.over_one_round"))
+        spec_tps, ar_tps = speed.spec_tps, speed.ar_tps
     c = cost_ratio(stats, ar_result)
     rows = [
         [
@@ -143,7 +144,8 @@ def status_html(result, final: bool, max_new_tokens: int | None = None, ar_resul
     if ar_result is not None:
         text += t("live.status_ar", tps=fmt_number(ar_result.tokens_per_second, ".0f"))
     if speed is not None and ar_result is not None:
-        text += t("live.status_speedup", speedup=fmt_number(speed.speedup, ".2f", "×"), n=speed.rounds)
+        key = "live.status_speedup" if speed.rounds != 1 else "live.status_speedup_one"
+        text += t(key, speedup=fmt_number(speed.speedup, ".2f", "×"), n=speed.rounds)
     return text
 
 
