@@ -45,7 +45,14 @@ LAYERS = (  # lowest first: a module imports only from its own layer and the one
 )
 """Layer name -> its modules and packages (a package's modules are in its layer), relative to `specviz`."""
 
-TORCH_FREE = ("specviz.lm.stats", "specviz.lm.vllm", "specviz.lm.payoff", "specviz.lm.results", "specviz.lm.fates")
+TORCH_FREE = (
+    "specviz.lm.stats",
+    "specviz.lm.vllm",
+    "specviz.lm.payoff",
+    "specviz.lm.results",
+    "specviz.lm.fates",
+    "specviz.lm.card",
+)
 """The real-model modules that import on the plain install (`specviz vllm-stats` needs no torch)."""
 
 FIGURES_USE = {  # what a figure builder may import from outside specviz/figures: the torch-free core

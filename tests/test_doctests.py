@@ -31,6 +31,7 @@ MODULES = [
     "specviz.lm.vllm",
     "specviz.lm.fates",
     "specviz.lm.payoff",
+    "specviz.lm.card",
     # the live views' parts that have worked examples (the rest are driven by tests/test_lm_live.py)
     "specviz.widgets.live_settings",
     "specviz.widgets.live_jobs",

@@ -102,3 +102,36 @@ def test_prompt_at_context_limit_is_a_clear_error(pair):
 def test_empty_prompt_is_a_clear_error(pair):
     with pytest.raises(ValueError, match="empty"):
         speculative_generate(pair, "", 4)
+
+
+def test_card_facts_agree_with_the_loaded_weights_and_the_card(pair):
+    """The facts notebook 11 shows come from metrics.json; the weights and MODEL_CARD.md must say the same."""
+    from specviz.lm.card import card_facts
+
+    facts = card_facts()
+    for role in ("target", "draft"):
+        model = getattr(pair, role)
+        assert getattr(facts, role)["params"] == sum(t.numel() for t in model.model.parameters()), role
+        assert getattr(facts, role)["n_layer"] == model.model.config.n_layer, role
+        assert model.vocab_size == facts.vocab_size == facts.byte_tokens + len(facts.special_tokens)
+    card = (BUNDLED_DIR / "MODEL_CARD.md").read_text(encoding="utf-8")
+    for number in (facts.target["params"], facts.draft["params"], facts.train_chars):
+        assert f"{number:,}" in card, number
+    assert facts.source in card and facts.shared_tokenizer and facts.byte_level
+
+
+def test_card_markdown_is_in_the_page_language_and_refuses_two_tokenizers(tmp_path):
+    import re
+    import shutil
+
+    from specviz.lm.card import card_markdown
+
+    en, zh = card_markdown("en"), card_markdown("zh")
+    assert en.count("\n- ") == zh.count("\n- ") == 2 and "2,768,064" in en and "2,768,064" in zh
+    assert not re.search(r"\b(works|tokens in all|parameters)\b", zh), zh  # no English sentence in the Chinese list
+    assert len(en) < 1000 and len(zh) < 1000  # three facts, not the 7.7 KB card
+    planted = tmp_path / "pair"
+    shutil.copytree(BUNDLED_DIR, planted, ignore=shutil.ignore_patterns("*.safetensors"))
+    (planted / "draft" / "tokenizer.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="one byte-level tokenizer"):
+        card_markdown("en", folder=planted)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import socket
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -447,3 +449,160 @@ def test_counters_repr_is_a_dataclass():
     c = SpecCounters(10, 40, 20, (8.0, 6.0, 4.0, 2.0))
     assert c.mean_acceptance_length == 3.0 and c.acceptance_rate == 0.5 and c.gamma == 4
     assert c.accepted_hist.tolist() == [2, 2, 2, 2, 2]
+
+
+# ------------------------------------------------------------------------------ vLLM's own definitions
+#
+# Independent of specviz's parser and statistics: the fixture is a page written by prometheus_client
+# with vLLM's metric names, HELP texts and labels, and the counting and the three figures below are
+# transcribed from vLLM's source (github.com/vllm-project/vllm):
+#   vllm/v1/spec_decode/metrics.py at ee4ceaae5953d367d8edd2132fd86d6c42506e1e:
+#     SpecDecodingStats.observe_draft, SpecDecodingLogging.log, the PromQL in SpecDecodingProm's docstring;
+#   vllm/v1/core/sched/scheduler.py at 00024d314514900f361ad072af6931e403b7f589 (update_from_output):
+#     a request with scheduled draft tokens calls observe_draft(num_draft_tokens=len(scheduled_spec_token_ids),
+#     num_accepted_tokens=len(generated_token_ids) - 1).
+# A change to specviz's formulas (e.g. accepted / (drafts × γ) for the acceptance rate) fails these tests.
+
+FIXTURE = Path(__file__).parent / "fixtures" / "vllm_metrics_spec_decode.txt"
+FIXTURE_K = 4  # the fixture's num_speculative_tokens
+
+
+def fixture_drafts() -> dict:
+    """{engine: [(num_draft_tokens, num_accepted_tokens), ...]}: the drafts listed in the fixture's header."""
+    out = {}
+    for line in FIXTURE.read_text().splitlines():
+        if line.startswith("# drafts engine "):
+            engine, pairs = line.removeprefix("# drafts engine ").split(": ")
+            out[engine] = [tuple(int(x) for x in p.split(":")) for p in pairs.split()]
+    return out
+
+
+def vllm_observe(drafts, num_spec_tokens: int) -> dict:
+    """SpecDecodingStats.observe_draft (metrics.py) applied to each (num_draft_tokens, num_accepted_tokens)."""
+    s = {"num_drafts": 0, "num_draft_tokens": 0, "num_accepted_tokens": 0, "per_pos": [0] * num_spec_tokens}
+    for num_draft_tokens, num_accepted_tokens in drafts:
+        s["num_drafts"] += 1
+        s["num_draft_tokens"] += num_draft_tokens
+        s["num_accepted_tokens"] += num_accepted_tokens
+        assert num_accepted_tokens <= num_spec_tokens
+        for i in range(num_accepted_tokens):
+            s["per_pos"][i] += 1
+    return s
+
+
+def vllm_figures(s: dict) -> dict:
+    """SpecDecodingLogging.log's three figures (its acceptance rate is printed ×100; here as a fraction)."""
+    return {
+        "acceptance_rate": s["num_accepted_tokens"] / s["num_draft_tokens"],
+        "mean_acceptance_length": 1 + s["num_accepted_tokens"] / s["num_drafts"],
+        "per_position": [a / s["num_drafts"] for a in s["per_pos"]],
+    }
+
+
+def plain_samples(text: str) -> dict:
+    """{(metric, engine, position): value} of the `_total` samples, by a regex (not prometheus_client's parser)."""
+    out = {}
+    pattern = re.compile(
+        r'^(vllm:spec_decode_num_\w+)_total\{engine="(\d+)",model_name="[^"]*"(?:,position="(\d+)")?\} (\S+)$'
+    )
+    for line in text.splitlines():
+        m = pattern.match(line)
+        if m:
+            out[(m[1].removeprefix("vllm:spec_decode_"), m[2], None if m[3] is None else int(m[3]))] = float(m[4])
+    return out
+
+
+def test_the_fixture_is_the_page_prometheus_client_writes_for_vllms_counters():
+    prometheus_client = pytest.importorskip("prometheus_client")
+    reg = prometheus_client.CollectorRegistry()
+    labels = ["model_name", "engine"]  # loggers.py: labelnames
+    running = prometheus_client.Gauge(
+        "vllm:num_requests_running", "Number of requests in model execution batches.", labels, registry=reg
+    )
+    docs = {
+        "drafts": "Number of spec decoding drafts.",
+        "draft_tokens": "Number of draft tokens.",
+        "accepted_tokens": "Number of accepted tokens.",
+    }
+    counters = {
+        n: prometheus_client.Counter(f"vllm:spec_decode_num_{n}", d, labels, registry=reg) for n, d in docs.items()
+    }
+    per_pos = prometheus_client.Counter(
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+        "Accepted tokens per draft position.",
+        labels + ["position"],
+        registry=reg,
+    )
+    prompt = prometheus_client.Counter(
+        "vllm:prompt_tokens", "Number of prefill tokens processed.", labels, registry=reg
+    )
+    model = re.search(r'model_name="([^"]*)"', FIXTURE.read_text())[1]
+    for engine, drafts in fixture_drafts().items():
+        s = vllm_observe(drafts, FIXTURE_K)  # SpecDecodingProm.observe: each counter .inc() by the stats
+        running.labels(model, engine).set(2)
+        prompt.labels(model, engine).inc(1234)
+        for n in docs:
+            counters[n].labels(model, engine).inc(s[f"num_{n}"])
+        for i, v in enumerate(s["per_pos"]):
+            per_pos.labels(model, engine, str(i)).inc(v)
+    real = prometheus_client.generate_latest(reg).decode().splitlines()
+    ours = [
+        line for line in FIXTURE.read_text().splitlines() if line.startswith(("# HELP", "# TYPE")) or line[:1] != "#"
+    ]
+    assert len(real) == len(ours)
+    for a, b in zip(real, ours):
+        if "_created{" in a:  # creation timestamps differ; the sample's name and labels must not
+            a, b = a.rsplit(" ", 1)[0], b.rsplit(" ", 1)[0]
+        assert a == b
+
+
+def test_the_fixture_counts_are_vllms_observe_draft_of_its_drafts():
+    samples = plain_samples(FIXTURE.read_text())
+    drafts = fixture_drafts()
+    assert sorted(drafts) == ["0", "1"] and any(n < FIXTURE_K for d in drafts.values() for n, _ in d)
+    for engine, ds in drafts.items():
+        s = vllm_observe(ds, FIXTURE_K)
+        for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens"):
+            assert samples[(n, engine, None)] == s[n]
+        for i, v in enumerate(s["per_pos"]):
+            assert samples[("num_accepted_tokens_per_pos", engine, i)] == v
+
+
+def test_specviz_reads_the_fixture_with_vllms_formulas():
+    text = FIXTURE.read_text()
+    samples = plain_samples(text)
+    total = {
+        n: sum(v for (m, _, _), v in samples.items() if m == n)
+        for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")
+    }
+    total["per_pos"] = [
+        sum(v for (m, _, p), v in samples.items() if m == "num_accepted_tokens_per_pos" and p == i)
+        for i in range(FIXTURE_K)
+    ]
+    want = vllm_figures(total)  # the PromQL of SpecDecodingProm's docstring, summed over engines
+    c = parse_vllm_metrics(text)
+    assert c.engines == ("0", "1") and c.gamma == FIXTURE_K
+    assert c.acceptance_rate == want["acceptance_rate"]
+    assert c.mean_acceptance_length == want["mean_acceptance_length"]
+    assert c.per_position_acceptance == want["per_position"]
+    # some drafts carry fewer than k tokens, so accepted / (drafts × k) would differ from vLLM's rate
+    assert total["num_draft_tokens"] < FIXTURE_K * total["num_drafts"]
+    assert c.acceptance_rate != total["num_accepted_tokens"] / (FIXTURE_K * total["num_drafts"])
+
+
+@pytest.mark.parametrize("gamma", [4, "auto"])
+def test_a_run_counted_as_vllms_scheduler_counts_gives_specvizs_figures(gamma):
+    from specviz.lm import NGramModel, Pair, spec_stats, speculative_generate
+
+    target = NGramModel.random(6, seed=3)
+    draft = NGramModel(0.8 * target.table + 0.2 * NGramModel.random(6, seed=4).table)
+    run = speculative_generate(Pair(target, draft), [0], max_new_tokens=302, gamma=gamma, seed=0)
+    # scheduler.py: a request whose step carried draft tokens calls observe_draft(len(drafts), len(generated) - 1)
+    drafts = [(len(step.drafted), len(step.emitted) - 1) for step in run.steps if step.drafted]
+    k = max(n for n, _ in drafts)
+    assert len({n for n, _ in drafts}) > 1  # steps of different lengths (the last ones, or auto's choices)
+    want = vllm_figures(vllm_observe(drafts, k))
+    st = spec_stats(run)
+    assert st.acceptance_rate == pytest.approx(want["acceptance_rate"], abs=1e-15)
+    assert st.mean_acceptance_length == pytest.approx(want["mean_acceptance_length"], abs=1e-15)
+    assert list(st.per_position) == pytest.approx(want["per_position"], abs=1e-15)
