@@ -605,9 +605,10 @@ Speed on this CPU (batch 1, KV cache, 1 torch thread, fp32, greedy decoding of
 | draft `q` | {sp["draft"]["ms_per_token"]:.3f} ms | {sp["draft"]["ms_verify_5_tokens"]:.3f} ms |
 
 Cost ratio c = draft / target ms per token = **{sp["c"]:.3f}**. (Timings on a shared VM vary
-by some tens of percent from run to run.) With the textbook bound
-(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)) and alpha = {te["alpha"]["1.0"]:.2f}, the best gamma
-is {sp["best_gamma"]} with an expected speedup of {sp["best_speedup"]:.2f}x; that bound ignores that verifying
+by some tens of percent from run to run.) With the textbook speed-up
+(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)), c = {sp["c"]:.3f} and the test works' alpha =
+{te["alpha"]["1.0"]:.3f} at T = 1.0, the best gamma is {sp["best_gamma"]} with an expected speedup of
+{sp["best_speedup"]:.2f}x; that estimate ignores that verifying
 gamma+1 tokens costs more than one target step (see the 5-token column).
 
 fp16 check (max over {m["fp16"]["positions"]} validation positions of the total-variation distance

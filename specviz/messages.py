@@ -13,7 +13,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "figure.p_target": {"en": "p (target)", "zh": "p（目标）"},
     "figure.q_draft": {"en": "q (draft)", "zh": "q（草稿）"},
     "figure.probability": {"en": "probability", "zh": "概率"},
-    "figure.token": {"en": "token", "zh": "词元（token）"},
+    "figure.token": {"en": "token", "zh": "token"},
     "figure.joint_accept": {"en": "P(x ∧ accept)", "zh": "P(x ∧ 接受)"},
     "figure.joint_reject": {"en": "P(x ∧ reject)", "zh": "P(x ∧ 拒绝)"},
     "figure.lossless_ok": {"en": "lossless ✓", "zh": "无损 ✓"},
@@ -60,10 +60,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "money.next": {"en": "Next ▶", "zh": "下一步 ▶"},
     "money.step_label": {"en": "Step {step} of 3", "zh": "第 {step} 步（共 3 步）"},
     "money.morph": {"en": "morph", "zh": "渐变"},
-    "money.play": {"en": "Play: q from p to disjoint", "zh": "播放：q 从 p 变到不相交"},
+    "money.play": {"en": "Play: q from p to p's least likely token", "zh": "播放：q 从 p 变到 p 最不可能的 token"},
     "money.play_tooltip": {
         "en": "morph the draft q from q = p to a one-hot on p's least likely token",
-        "zh": "把草稿 q 从 q = p 渐变为落在 p 最不可能的词元上的 one-hot 分布",
+        "zh": "把草稿 q 从 q = p 渐变为落在 p 最不可能的 token 上的 one-hot 分布",
     },
     "money.pause": {"en": "Pause", "zh": "暂停"},
     "money.disjoint": {"en": " — disjoint from p", "zh": "——与 p 不相交"},
@@ -110,7 +110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "sampling.clip": {
         "en": "clip at 1: tokens with p ≥ q are always accepted",
-        "zh": "在 1 处截断：p ≥ q 的词元总被接受",
+        "zh": "在 1 处截断：p ≥ q 的 token 总被接受",
     },
     "sampling.acceptance_title": {
         "en": "Acceptance probability a(x) = min(1, p(x)/q(x))",
@@ -122,7 +122,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "empirical.exact_band": {"en": "exact p with {ci:.0%} binomial band", "zh": "精确的 p 及 {ci:.0%} 二项区间"},
     "empirical.outside": {
         "en": "TV(empirical, p) = {tv:.4f}; {k} of {V} tokens outside the {ci:.0%} band",
-        "zh": "TV(经验, p) = {tv:.4f}；{V} 个词元中有 {k} 个落在 {ci:.0%} 区间外",
+        "zh": "TV(经验, p) = {tv:.4f}；{V} 个 token 中有 {k} 个落在 {ci:.0%} 区间外",
     },
     "empirical.title": {"en": "Empirical vs exact", "zh": "经验频率与精确值"},
     "empirical.tv": {"en": "{rule}: TV(empirical, p)", "zh": "{rule}：TV(经验, p)"},
@@ -241,8 +241,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "比值里的草稿 q：{settings} · {verdict}",
     },
     "standardization.fold": {
-        "en": " — fold temperature/top-k/top-p into p and q the same way before verifying",
-        "zh": "——验证前要把温度、top-k、top-p 以同样方式折算进 p 和 q",
+        "en": " — verify with the q the draft was sampled from and the p the user asked for",
+        "zh": "——验证时用草稿实际采样所用的 q，以及用户设置下的 p",
     },
     "standardization.title": {
         "en": "Standardised sampling: ratio and samples must use the same distributions",
@@ -250,7 +250,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "standardization.row_intended": {"en": "intended sampling", "zh": "想要的采样设置"},
     "standardization.row_target_used": {"en": "p in the ratio made with", "zh": "比值里的 p 所用设置"},
-    "standardization.row_draft_sampled": {"en": "draft token sampled with", "zh": "草稿词元的采样设置"},
+    "standardization.row_draft_sampled": {"en": "draft token sampled with", "zh": "草稿 token 的采样设置"},
     "standardization.row_draft_ratio": {"en": "q in the ratio made with", "zh": "比值里的 q 所用设置"},
     "standardization.name_intended": {"en": "intended", "zh": "想要的设置"},
     "standardization.name_draft_sampled": {"en": "draft sampled", "zh": "草稿采样设置"},
@@ -267,10 +267,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "gamma.limit": {"en": "limit 1/(1 − α) = {value:.2f}", "zh": "极限 1/(1 − α) = {value:.2f}"},
     "gamma.tokens_title": {
         "en": "Tokens per verify step vs draft length γ (i.i.d. acceptance α)",
-        "zh": "每次验证产出的词元数与草稿长度 γ（逐个独立以 α 接受）",
+        "zh": "每次验证产出的 token 数与草稿长度 γ（逐个独立以 α 接受）",
     },
-    "gamma.gamma_axis": {"en": "γ (drafted tokens per step)", "zh": "γ（每步的草稿词元数）"},
-    "gamma.tokens_axis": {"en": "E[tokens per step]", "zh": "E[每步词元数]"},
+    "gamma.gamma_axis": {"en": "γ (drafted tokens per step)", "zh": "γ（每步的草稿 token 数）"},
+    "gamma.tokens_axis": {"en": "E[tokens per step]", "zh": "E[每步 token 数]"},
     "gamma.speedup": {"en": "speedup", "zh": "加速比"},
     "gamma.best_for_alpha": {"en": "best γ for this α", "zh": "该 α 下最优的 γ"},
     "gamma.speedup_title": {
@@ -282,12 +282,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "gamma.exact_law": {"en": "exact α^k (1 − α), α^γ at k = γ", "zh": "精确值 α^k (1 − α)，k = γ 时为 α^γ"},
     "gamma.mean_sub": {
         "en": "mean tokens per step {mean:.3f} (exact {exact:.3f}) for α = {alpha:g}, γ = {gamma}",
-        "zh": "α = {alpha:g}、γ = {gamma} 时每步平均 {mean:.3f} 个词元（精确值 {exact:.3f}）",
+        "zh": "α = {alpha:g}、γ = {gamma} 时每步平均 {mean:.3f} 个 token（精确值 {exact:.3f}）",
     },
     "gamma.accepted_title": {"en": "Accepted drafts per verify step", "zh": "每次验证接受的草稿数"},
     "gamma.accepted_axis": {"en": "accepted drafts k", "zh": "接受的草稿数 k"},
     "gamma.fraction_steps": {"en": "fraction of steps", "zh": "步数占比"},
-    "gamma.panel_tokens": {"en": "tokens per step vs γ", "zh": "每步词元数随 γ 的变化"},
+    "gamma.panel_tokens": {"en": "tokens per step vs γ", "zh": "每步 token 数随 γ 的变化"},
     "gamma.panel_speedup": {"en": "speedup, c = {c:g} (★ best γ)", "zh": "加速比，c = {c:g}（★ 最优 γ）"},
     "gamma.panel_accepted": {"en": "accepted per step (γ = {gamma})", "zh": "每步接受数（γ = {gamma}）"},
     "gamma.selected": {"en": "α = {alpha:.2f} (selected)", "zh": "α = {alpha:.2f}（当前）"},
@@ -297,21 +297,21 @@ MESSAGES: dict[str, dict[str, str]] = {
     "gamma.simulated": {"en": "simulated steps", "zh": "模拟步"},
     "gamma.exact_dist": {"en": "exact distribution", "zh": "精确分布"},
     "gamma.accepted_k": {"en": "accepted k", "zh": "接受数 k"},
-    "gamma.tokens_per_step": {"en": "tokens / step", "zh": "词元 / 步"},
+    "gamma.tokens_per_step": {"en": "tokens / step", "zh": "token / 步"},
     "gamma.fraction": {"en": "fraction", "zh": "占比"},
     "gamma.title": {
         "en": "γ-step: α = {alpha:.2f}, γ = {gamma}, c = {c:g} → {tokens:.2f} tokens/step, speedup {speedup:.2f}×",
-        "zh": "γ 步：α = {alpha:.2f}，γ = {gamma}，c = {c:g} → 每步 {tokens:.2f} 个词元，加速 {speedup:.2f}×",
+        "zh": "γ 步：α = {alpha:.2f}，γ = {gamma}，c = {c:g} → 每步 {tokens:.2f} 个 token，加速 {speedup:.2f}×",
     },
     "gamma.alpha": {"en": "α (acceptance)", "zh": "α（接受率）"},
     "gamma.gamma": {"en": "γ (drafts)", "zh": "γ（草稿数）"},
-    "gamma.cost": {"en": "c (draft cost)", "zh": "c（草稿成本）"},
+    "gamma.cost": {"en": "c (cost ratio)", "zh": "c（成本比）"},
     "gamma.n_steps": {"en": "simulated steps", "zh": "模拟步数"},
     "gamma.heading": {
         "en": "γ-step decoding: how many tokens per target call?",
-        "zh": "γ 步解码：每次调用目标模型产出几个词元？",
+        "zh": "γ 步解码：每次调用目标模型产出几个 token？",
     },
-    "gamma.expected": {"en": "E[tokens per verify step]", "zh": "E[每次验证的词元数]"},
+    "gamma.expected": {"en": "E[tokens per verify step]", "zh": "E[每次验证的 token 数]"},
     "gamma.simulated_mean": {"en": "simulated mean", "zh": "模拟均值"},
     "gamma.speedup_row": {"en": "speedup (γ c + 1 cost)", "zh": "加速比（成本计为 γ c + 1）"},
     "gamma.best_row": {"en": "best γ for this α, c", "zh": "该 α、c 下最优的 γ"},
@@ -338,7 +338,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "multidraft.tv_naive": {"en": "TV naive", "zh": "TV（朴素）"},
     # floating point (figures/numerics.py, widgets/numerics.py)
     "numerics.panel_distance": {"en": "distance from the fp64 target p", "zh": "与 fp64 目标 p 的距离"},
-    "numerics.panel_error": {"en": "|output(x) − p(x)| per token", "zh": "每个词元的 |输出(x) − p(x)|"},
+    "numerics.panel_error": {"en": "|output(x) − p(x)| per token", "zh": "每个 token 的 |输出(x) − p(x)|"},
     "numerics.p_tv": {
         "en": "TV(p in dtype, p): the target itself drifts",
         "zh": "TV(该 dtype 下的 p, p)：目标本身的漂移",
@@ -351,7 +351,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "numerics.abs_err": {"en": "{dtype}: max {max:.1e}", "zh": "{dtype}：最大 {max:.1e}"},
     "numerics.underflow": {"en": ", {n} underflow(s)", "zh": "，{n} 个下溢"},
     "numerics.dtype": {"en": "dtype", "zh": "数据类型（dtype）"},
-    "numerics.rank": {"en": "token rank (by p)", "zh": "词元排名（按 p）"},
+    "numerics.rank": {"en": "token rank (by p)", "zh": "token 排名（按 p）"},
     "numerics.title": {
         "en": "Lossless within hardware numerics: one exact step in each dtype (V = {V}, T = {T:g})",
         "zh": "在硬件数值精度内无损：每种 dtype 下精确计算一步（V = {V}，T = {T:g}）",
@@ -369,7 +369,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "numerics.col_verify_tv": {"en": "TV(out, p_dtype)", "zh": "TV(输出, p_dtype)"},
     "numerics.col_out_tv": {"en": "TV(out, p)", "zh": "TV(输出, p)"},
     "numerics.col_max": {"en": "max |out − p|", "zh": "max |输出 − p|"},
-    "numerics.col_underflow": {"en": "underflowed tokens", "zh": "下溢的词元数"},
+    "numerics.col_underflow": {"en": "underflowed tokens", "zh": "下溢的 token 数"},
     # the distribution editor (widgets/editor*.py, presets)
     "editor.rescale": {"en": "rescale others", "zh": "其余按比例调整"},
     "editor.free": {"en": "free + normalise", "zh": "自由调节 + 归一化"},
@@ -406,7 +406,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "editor.typed_size": {
         "en": "typed {which} has {n} values but the vocabulary has {V}: type {other} too",
-        "zh": "输入的 {which} 有 {n} 个值，但词表有 {V} 个词元：请同时输入 {other}",
+        "zh": "输入的 {which} 有 {n} 个值，但词表有 {V} 个 token：请同时输入 {other}",
     },
     "editor.size_mismatch": {
         "en": "p and q have different lengths ({np} vs {nq}): target and draft must share one vocabulary",
@@ -445,15 +445,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "output differs from p (chi-square p-value {pval:.2g} < {sig:g}, TV {tv:.4f}); "
         "largest gap at token {worst}: {emp:.4f} vs p = {p:.4f}",
         "zh": "输出与 p 不同（卡方检验 p 值 {pval:.2g} < {sig:g}，TV {tv:.4f}）；"
-        "差距最大的是词元 {worst}：{emp:.4f}，而 p = {p:.4f}",
+        "差距最大的是 token {worst}：{emp:.4f}，而 p = {p:.4f}",
     },
     "app.audit_impossible": {
         "en": "token {x} was emitted although p({x}) = 0: the output cannot be the target distribution",
-        "zh": "词元 {x} 被输出了，但 p({x}) = 0：输出不可能是目标分布",
+        "zh": "token {x} 被输出了，但 p({x}) = 0：输出不可能是目标分布",
     },
     "app.audit_outside": {
         "en": "the verifier emits token ids outside the vocabulary 0..{last}",
-        "zh": "验证器输出了词表 0..{last} 之外的词元 id",
+        "zh": "验证器输出了词表 0..{last} 之外的 token id",
     },
     # the dashboard (widgets/dashboard.py)
     "dashboard.heading": {"en": "specviz — why speculative decoding is lossless", "zh": "specviz——投机解码为什么无损"},
@@ -462,8 +462,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "min(1, p/q) and otherwise resamples from the normalised residual (p − q)⁺. Each tab shows, and checks "
         "by running, that the tokens that come out follow the target p exactly; a tab is built the first time "
         "you open it. The step-by-step explanation is in the tutorial notebooks (specviz lab).",
-        "zh": "便宜的草稿模型从 q 中提出一个词元；目标模型以概率 min(1, p/q) 保留它，否则从归一化的残差 "
-        "(p − q)⁺ 中重新采样。每个标签页都既展示、又实际运行检验：产出的词元严格服从目标分布 p。"
+        "zh": "便宜的草稿模型从 q 中提出一个 token；目标模型以概率 min(1, p/q) 保留它，否则从归一化的残差 "
+        "(p − q)⁺ 中重新采样。每个标签页都既展示、又实际运行检验：产出的 token 严格服从目标分布 p。"
         "标签页在第一次打开时才构建。逐步讲解见教程笔记本（specviz lab）。",
     },
     "dashboard.language_tip": {
@@ -496,7 +496,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "dashboard.gamma_text": {
         "en": "Drafting γ tokens per target call multiplies throughput, and verifying several drafts stays lossless "
         "only if the residual is updated after each rejection.",
-        "zh": "每次调用目标模型前先起草 γ 个词元，吞吐量成倍提高；验证多个草稿时，只有每次拒绝后都更新残差才保持无损。",
+        "zh": "每次调用目标模型前先起草 γ 个 token，吞吐量成倍提高；验证多个草稿时，只有每次拒绝后都更新残差才保持无损。",
     },
     "dashboard.numerics": {"en": "Numerics", "zh": "数值精度"},
     "dashboard.numerics_text": {
@@ -511,8 +511,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "number or auto. Every token is coloured by its fate (accepted, resampled, bonus, plain target draw), "
         "and any token opens its real p and q as a money diagram.",
         "zh": "一个小的目标语言模型和一个更小的草稿模型用投机解码生成文本：可以选内置模型对、已下载的目录模型"
-        "（配合提示词查找）或你自己的模型，γ 可以设为固定值或自动。每个词元按其结局（接受、重采样、额外词元、"
-        "直接从目标模型抽取）着色，点开任一词元即可把它真实的 p 和 q 画成质量分解图。",
+        "（配合提示词查找）或你自己的模型，γ 可以设为固定值或自动。每个 token 按其结局（接受、重采样、额外 token、"
+        "直接从目标模型抽取）着色，点开任一 token 即可把它真实的 p 和 q 画成质量分解图。",
     },
     "dashboard.real_models_missing": {
         "en": "The real-model view is not available in this installation ({error}). The other tabs do not need it.",
@@ -559,7 +559,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "your verifier returns only its outputs. Return (drafts, out): the n drafts it drew from q and the n "
         "tokens it outputs, so that the check sees what your rule does with each draft (a rule that ignores the "
         "draft and samples p also outputs p).",
-        "zh": "你的验证器只返回了输出。请返回 (drafts, out)：从 q 抽出的 n 个草稿和输出的 n 个词，"
+        "zh": "你的验证器只返回了输出。请返回 (drafts, out)：从 q 抽出的 n 个草稿和输出的 n 个 token，"
         "这样检查才能看到你的规则如何处理每个草稿（一个无视草稿、直接从 p 抽样的规则，输出也服从 p）。",
     },
     "exercise.verifier_inefficient": {
@@ -629,7 +629,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tree.untested": {"en": "not tested", "zh": "未检验"},
     "tree.resampled": {"en": "resampled", "zh": "重采样"},
     "tree.bonus": {"en": "bonus", "zh": "额外 token"},
-    "tree.from_residual": {"en": "the last residual R", "zh": "最后的残差分布 R"},
+    "tree.from_residual": {"en": "the last residual R", "zh": "最后的残差 R"},
     "tree.from_p": {"en": "the target p", "zh": "目标分布 p"},
     "tree.hover": {
         "en": "{token}: tested {rank} of {k} under its parent<br>P(accepted | parent reached) = {given:.3f}"
@@ -805,7 +805,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.generating": {"en": "generating…", "zh": "正在生成…"},
     "live.pay_only": {
         "en": "when does this pay? only while the draft's cost c < α = {alpha:.2f}",
-        "zh": "什么时候划算？只有草稿的成本 c < α = {alpha:.2f} 时",
+        "zh": "什么时候划算？只有草稿的成本比 c < α = {alpha:.2f} 时",
     },
     "live.pay_here": {
         "en": "when does this pay? c = {c:.2f} {op} α = {alpha:.2f} ({verdict}: need c < α)",
@@ -853,7 +853,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "cost ratio c = draft token / target token",
         "zh": "成本比 c = 草稿 token 耗时 / 目标 token 耗时",
     },
-    "live.stats_bound": {"en": "textbook bound at c", "zh": "在该 c 下的教科书上界"},
+    "live.stats_bound": {"en": "textbook speed-up at c", "zh": "在该 c 下的教科书加速比"},
     "live.stats_predicted": {"en": "cost-model prediction", "zh": "成本模型预测"},
     "live.stats_gamma": {"en": "suggested γ (cost model)", "zh": "建议的 γ（成本模型）"},
     "live.stats_note": {
@@ -906,7 +906,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "was kept with probability p/q = {keep:.3f} only, and it was rejected; “{name}” was then "
         "drawn from the green residual (p − q)⁺ / Z.",
         "zh": "草稿以 q = {qd:.3f} 提出“{d}”，但目标模型只给它 p = {pd:.3f}，所以它只以概率 p/q = {keep:.3f} "
-        "被保留，这次被拒绝了；随后从绿色的残差分布 (p − q)⁺ / Z 抽出了“{name}”。",
+        "被保留，这次被拒绝了；随后从绿色的修复分布 (p − q)⁺ / Z 抽出了“{name}”。",
     },
     "live.bonus_sub": {
         "en": "all γ drafts passed: one more token drawn straight from the target's p",
@@ -944,9 +944,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "live.payoff_others": {"en": " At this α, {others}.", "zh": "在这个 α 下，{others}。"},
     "live.payoff_verify": {
-        "en": " These bounds assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
+        "en": " These figures assume a verify step (γ + 1 tokens at once) costs one target step; here it costs "
         "{verify:.2f}, which is ≈ 1 only for a memory-bound target.",
-        "zh": "这些上界假设一次验证（同时处理 γ + 1 个 token）只花一个目标模型步；这里花了 {verify:.2f} 步，"
+        "zh": "这些估计假设一次验证（同时处理 γ + 1 个 token）只花一个目标模型步；这里花了 {verify:.2f} 步，"
         "只有目标模型受内存带宽限制时才 ≈ 1。",
     },
     "live.list_sep": {"en": ", ", "zh": "；"},
@@ -1080,7 +1080,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "按“γ 扫描”，对提示词依次运行 γ = 1..8",
     },
     "lmfig.measured": {"en": "measured", "zh": "实测"},
-    "lmfig.textbook_bound": {"en": "textbook bound", "zh": "教科书上界"},
+    "lmfig.textbook_bound": {"en": "textbook speed-up", "zh": "教科书加速比"},
     "lmfig.cost_model": {"en": "cost model (measured step times)", "zh": "成本模型（用实测的每步耗时）"},
     "lmfig.no_speedup": {"en": "no speedup", "zh": "没有加速"},
     "lmfig.sweep_hover_measured": {
@@ -1088,8 +1088,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "γ = %{x}：实测 %{y:.2f}×<extra></extra>",
     },
     "lmfig.sweep_hover_bound": {
-        "en": "γ = %{x}: bound %{y:.2f}×<extra></extra>",
-        "zh": "γ = %{x}：上界 %{y:.2f}×<extra></extra>",
+        "en": "γ = %{x}: textbook %{y:.2f}×<extra></extra>",
+        "zh": "γ = %{x}：教科书 %{y:.2f}×<extra></extra>",
     },
     "lmfig.sweep_hover_predicted": {
         "en": "γ = %{x}: predicted %{y:.2f}×<extra></extra>",
@@ -1128,7 +1128,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..{max_gamma}, against the draft's cost c",
         "zh": "投机什么时候划算？α = {alpha:.3f}<br>在 γ = 0..{max_gamma} 中取最佳的教科书加速比 "
-        "(1 − α^(γ+1)) / ((1 − α)(γc + 1))，随草稿成本 c 变化",
+        "(1 − α^(γ+1)) / ((1 − α)(γc + 1))，随成本比 c 变化",
     },
     "lmfig.payoff_best": {"en": "best speed-up over γ", "zh": "对 γ 取最佳的加速比"},
     "lmfig.payoff_hover": {

@@ -18,7 +18,12 @@ from specviz.messages import MESSAGES
 ROOT = Path(__file__).resolve().parents[1]
 ZH_DIR = ROOT / "notebooks" / "zh"
 GLOSSARY = ZH_DIR / "GLOSSARY.md"
-ZH_TUTORIALS = sorted(p for p in ZH_DIR.glob("*.md") if re.match(r"\d\d_", p.name)) + [ZH_DIR / "README.md"]
+ZH_TUTORIALS = sorted(p for p in ZH_DIR.glob("*.md") if re.match(r"\d\d_", p.name)) + [
+    ZH_DIR / "README.md",
+    ZH_DIR / "solutions.md",
+]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+CODE_CELL = re.compile(r"^```.*?^```", re.S | re.M)
 
 
 def load_glossary(path: Path = GLOSSARY) -> list[tuple[str, str, list[str]]]:
@@ -33,6 +38,14 @@ def load_glossary(path: Path = GLOSSARY) -> list[tuple[str, str, list[str]]]:
     return rows
 
 
+def fixed_compounds(path: Path = GLOSSARY) -> list[str]:
+    """The compounds that hold a banned character without being the banned word (the line `固定搭配：...`)."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("固定搭配"):
+            return re.findall(r"`([^`]+)`", line)
+    return []
+
+
 def glossed(term: str) -> list[str]:
     """The chosen term's spellings that may carry a gloss: the whole cell and each word before （."""
     words = [term] + re.split(r"[（）、/ ]+", term)
@@ -42,6 +55,8 @@ def glossed(term: str) -> list[str]:
 def violations(text: str, rows) -> list[tuple[str, str]]:
     """(banned variant, context) for each banned variant found in text, glosses excepted."""
     found = []
+    for compound in fixed_compounds():
+        text = text.replace(compound, "·")
     for _concept, term, banned in rows:
         for variant in banned:
             clean = text
@@ -80,12 +95,17 @@ def test_the_check_catches_a_variant_and_allows_a_gloss():
     assert violations("画成 money diagram。", rows)
     assert not violations("质量分解图（money diagram）是同一张图。", rows)
     assert not violations("投机解码的一步。", rows)
+    assert violations("被拒绝的词用残差分布替换。", rows), "词 for a token must be caught"
+    assert violations("草稿词元", rows)
+    assert not violations("词表里有三个 token；分词器和提示词都一样。", rows)
+    assert violations("KV cache 的精度", rows) and not violations("KV 缓存（KV cache）的精度", rows)
 
 
 @pytest.mark.parametrize("path", ZH_TUTORIALS, ids=[p.stem for p in ZH_TUTORIALS])
 def test_zh_tutorial_uses_the_glossary_terms(path):
     assert ZH_TUTORIALS, "no Chinese tutorials found"
-    bad = violations(path.read_text(encoding="utf-8"), load_glossary())
+    prose = CODE_CELL.sub("", path.read_text(encoding="utf-8"))  # code cells are the English twin's, by rule
+    bad = violations(prose, load_glossary())
     assert not bad, f"{path.name} uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
 
 
@@ -113,3 +133,26 @@ def test_zh_book_texts_use_the_glossary_terms():
     assert not bad, f"tools/book.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad}"
     planted = dict(zh, title=zh["title"].replace("投机", "推测"))
     assert [v for text in planted.values() for v, _ in violations(text, rows)] == ["推测"]
+
+
+def package_zh_strings() -> list[tuple[str, str]]:
+    """(file:line, text) of every string literal in specviz/ that holds Chinese: messages, exercises, app texts."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "specviz").rglob("*.py")):
+        if "notebooks" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and CJK.search(node.value):
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", node.value))
+    return found
+
+
+def test_every_zh_string_in_the_package_uses_the_glossary_terms():
+    """Exercises, hints, app labels: every Chinese text a reader of the apps or exercises meets."""
+    rows = load_glossary()
+    strings = package_zh_strings()
+    assert len(strings) > 300, f"only {len(strings)} Chinese strings found in specviz/"
+    bad = [(where, v, ctx) for where, text in strings for v, ctx in violations(text, rows)]
+    assert not bad, f"specviz/ (zh strings) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"

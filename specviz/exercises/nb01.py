@@ -6,7 +6,8 @@ from .core import number_exercise
 
 # The answers are hand fractions, computed without the functions the solutions call:
 # p = (3/5, 3/10, 1/10) is the target of the running example, Q2 = (1/5, 3/10, 1/2) a second draft
-# that the notebook never prints (so no answer sits on the page above its exercise).
+# that the notebook defines as q2 just before the exercises and uses nowhere above them (so no answer sits
+# on the page above its exercise).
 P = (F(3, 5), F(3, 10), F(1, 10))
 Q = (F(2, 5), F(1, 2), F(1, 10))
 Q2 = (F(1, 5), F(3, 10), F(1, 2))
@@ -26,7 +27,7 @@ number_exercise(
     hints=[
         {
             "en": "fish is the third token of the vocabulary (cat, dog, fish); p(fish) = 0.1.",
-            "zh": "fish 是词表 (cat, dog, fish) 中的第三个词；p(fish) = 0.1。",
+            "zh": "fish 是词表 (cat, dog, fish) 中的第三个 token；p(fish) = 0.1。",
         },
         {"en": "Subtract the target's probability from the draft's.", "zh": "用草稿的概率减去目标模型的概率。"},
     ],
@@ -40,13 +41,13 @@ number_exercise(
     {
         "en": "How much probability does the target want beyond what the draft offers, summed over all tokens: "
         "Z = Σ_x max(0, p(x) − q(x))?" + TOL_EN,
-        "zh": "把所有词上“目标模型想要、草稿却没给够”的概率加起来：Z = Σ_x max(0, p(x) − q(x)) 是多少？" + TOL_ZH,
+        "zh": "把所有 token 上“目标模型想要、草稿却没给够”的概率加起来：Z = Σ_x max(0, p(x) − q(x)) 是多少？" + TOL_ZH,
     },
     answer=lambda: float(sum(max(F(0), pi - qi) for pi, qi in zip(P, Q))),  # only cat: 3/5 - 2/5 = 1/5
     hints=[
         {
             "en": "Only tokens with p(x) > q(x) contribute; the others count as 0.",
-            "zh": "只有 p(x) > q(x) 的词有贡献，其余的词记为 0。",
+            "zh": "只有 p(x) > q(x) 的 token 有贡献，其余的 token 记为 0。",
         },
         {
             "en": "In the running example only cat has p > q. In code: sv.rejection_mass(p, q).",

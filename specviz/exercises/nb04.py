@@ -34,8 +34,9 @@ number_exercise(
         "en": "A four-token vocabulary with target p = (0.4, 0.3, 0.2, 0.1) and draft q = (0.1, 0.2, 0.3, 0.4). "
         "What fraction of all speculative steps draft the fourth token x₄ and then reject it? "
         "(The probability of the event 'draft = x₄ and rejected'.)" + TOL_EN,
-        "zh": "四个词的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
-        "所有投机步骤中有多大比例是“草稿提出第四个词 x₄、随后被拒绝”？（即事件“草稿 = x₄ 且被拒绝”的概率。）" + TOL_ZH,
+        "zh": "四个 token 的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
+        "所有投机步骤中有多大比例是“草稿提出第四个 token x₄、随后被拒绝”？（即事件“草稿 = x₄ 且被拒绝”的概率。）"
+        + TOL_ZH,
     },
     answer=lambda: float(F(2, 5) * (1 - F(1, 10) / F(2, 5))),  # by hand: q(x4) (1 - p(x4)/q(x4)) = 3/10
     hints=[
@@ -58,18 +59,18 @@ number_exercise(
     {
         "en": "A four-token vocabulary with target p = (0.4, 0.3, 0.2, 0.1) and draft q = (0.1, 0.2, 0.3, 0.4). "
         "After a rejection, with what probability does the repair output the first token, p'(x₁)?" + TOL_EN,
-        "zh": "四个词的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
-        "被拒绝之后，修复分布输出第一个词的概率 p'(x₁) 是多少？" + TOL_ZH,
+        "zh": "四个 token 的词表，目标 p = (0.4, 0.3, 0.2, 0.1)，草稿 q = (0.1, 0.2, 0.3, 0.4)。"
+        "被拒绝之后，修复分布输出第一个 token 的概率 p'(x₁) 是多少？" + TOL_ZH,
     },
     answer=lambda: float(F(3, 10) / (F(3, 10) + F(1, 10))),  # by hand: shortfalls (0.3, 0.1, 0, 0), Z = 0.4
     hints=[
         {
             "en": "First the shortfall (p − q)⁺ of every token; only tokens where p > q have one.",
-            "zh": "先算每个词的缺口 (p − q)⁺；只有 p > q 的词才有缺口。",
+            "zh": "先算每个 token 的缺口 (p − q)⁺；只有 p > q 的 token 才有缺口。",
         },
         {
             "en": "Divide the first token's shortfall by Z, the sum of all shortfalls.",
-            "zh": "用第一个词的缺口除以 Z，也就是所有缺口之和。",
+            "zh": "用第一个 token 的缺口除以 Z，也就是所有缺口之和。",
         },
     ],
     solution="answer = sv.resample_dist((0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4))[0]",

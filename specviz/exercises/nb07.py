@@ -144,7 +144,7 @@ verifier_exercise(
         "supports: out must follow p (sv.audit's chi-square, false-alarm rate 1e-3), the drafts must follow q, "
         "the share of outputs equal to their draft must match Σ min(p, q) (z-test, false-alarm rate 1e-6), and "
         "each (draft, out) pair must follow the rule (a kept draft is output as is).",
-        "zh": "自己写一个验证器：函数 verifier(p, q, n, rng) 返回 (drafts, out)，即 n 次独立投机步骤的 n 个草稿和 n 个词的编号"
+        "zh": "自己写一个验证器：函数 verifier(p, q, n, rng) 返回 (drafts, out)，即 n 次独立投机步骤的 n 个草稿和 n 个 token 的编号"
         "（从 q 抽草稿，以 min(1, p/q) 的概率保留，否则从 (p − q)⁺ / Z 抽样）。"
         "在五对分布上评分，其中包括 q = p 和支撑集不相交的情形：out 须服从 p（sv.audit 的卡方检验，误报率 1e-3），"
         "草稿须服从 q，输出等于其草稿的比例须与 Σ min(p, q) 一致（z 检验，误报率 1e-6），"

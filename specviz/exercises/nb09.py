@@ -20,16 +20,18 @@ def softmax_at(logits, temperature: float) -> np.ndarray:
     return e / e.sum()
 
 
-def mismatch_tv(t_target: float, t_sampled: float, t_ratio: float, t_user: float = 0.7) -> float:
+def mismatch_tv(
+    t_target: float, t_sampled: float, t_ratio: float, t_user: float = 0.7, residual_from_sampled: bool = False
+) -> float:
     """TV from the user's p of one verify step whose draft is sampled at t_sampled and whose ratio uses q at t_ratio.
 
     Written from the proof, independently of specviz.mismatch_output_dist: accepted mass s(x) min(1, p(x)/q(x)),
-    the rest repaired from (p - q)+ / Z.
+    the rest repaired from (p - q)+ / Z, with the ratio's q in the residual too (or the sampled s, if asked).
     """
     want, p = softmax_at(TARGET_LOGITS, t_user), softmax_at(TARGET_LOGITS, t_target)
     s, q = softmax_at(DRAFT_LOGITS, t_sampled), softmax_at(DRAFT_LOGITS, t_ratio)
     accepted = s * np.minimum(1.0, p / q)
-    short = np.maximum(p - q, 0.0)
+    short = np.maximum(p - (s if residual_from_sampled else q), 0.0)
     out = accepted + (1.0 - accepted.sum()) * short / short.sum()
     return float(np.abs(out - want).sum() / 2)
 
@@ -41,14 +43,14 @@ number_exercise(
         "en": "The user asks for temperature 0.7. The draft token is sampled at temperature 0.5 and the q in the ratio "
         "is also computed at 0.5; the target's p uses 0.7. What is the total variation distance between the "
         "output and the distribution the user asked for?" + TOL_EN,
-        "zh": "用户要求温度 0.7。草稿词按温度 0.5 采样，比值里的 q 也按 0.5 计算；目标的 p 用 0.7。"
+        "zh": "用户要求温度 0.7。草稿 token 按温度 0.5 采样，比值里的 q 也按 0.5 计算；目标的 p 用 0.7。"
         "输出分布与用户想要的分布之间的总变差距离是多少？" + TOL_ZH,
     },
     answer=lambda: 0.0,  # by the theorem: the q in the ratio is the distribution the token came from
     hints=[
         {
             "en": "Ask whether the q in the ratio is the distribution the draft token was actually drawn from.",
-            "zh": "先问一句：比值里的 q 是不是草稿词真正被采样出来的那个分布？",
+            "zh": "先问一句：比值里的 q 是不是草稿 token 真正被采样出来的那个分布？",
         },
         {
             "en": "In code: sv.mismatch_output_dist(target_logits, draft_logits, sv.Sampling(0.7), "
@@ -69,16 +71,17 @@ number_exercise(
     "9.2",
     "09",
     {
-        "en": "Same logits, but now the draft token is sampled at temperature 0.5 while the ratio uses q at 0.7 "
-        "(the user's setting). What is the total variation distance from the distribution the user asked for?" + TOL_EN,
-        "zh": "还是这组 logits，但这次草稿词按温度 0.5 采样，比值里却用温度 0.7（用户的设置）下的 q。"
-        "输出与用户想要的分布之间的总变差距离是多少？" + TOL_ZH,
+        "en": "Same logits, but now the draft token is sampled at temperature 0.5 while the verifier holds q at 0.7 "
+        "(the user's setting) and uses that q in both the ratio and the residual. What is the total variation "
+        "distance from the distribution the user asked for?" + TOL_EN,
+        "zh": "还是这组 logits，但这次草稿 token 按温度 0.5 采样，验证器手里的 q 却是温度 0.7（用户的设置）下的，"
+        "并且在比值和残差里都用这个 q。输出与用户想要的分布之间的总变差距离是多少？" + TOL_ZH,
     },
     answer=lambda: mismatch_tv(0.7, 0.5, 0.7),
     hints=[
         {
             "en": "This time the q in the ratio is not the distribution the token came from.",
-            "zh": "这一次，比值里的 q 不是草稿词实际来自的那个分布。",
+            "zh": "这一次，比值里的 q 不是草稿 token 实际来自的那个分布。",
         },
         {
             "en": "Use sv.mismatch_output_dist with draft_sampled=sv.Sampling(0.5) and draft_ratio=sv.Sampling(0.7).",
@@ -90,7 +93,8 @@ number_exercise(
         "                            draft_sampled=sv.Sampling(0.5), draft_ratio=sv.Sampling(0.7))\n"
         "answer = m.tv"
     ),
-    wrong=[0.0, 0.06],  # 0: it is not exact; 0.06: the T = 1.0 case the notebook prints
+    # 0: it is not exact; 0.06: the T = 1.0 case the notebook prints; the last: the residual built from the sampled q
+    wrong=[0.0, 0.06, mismatch_tv(0.7, 0.5, 0.7, residual_from_sampled=True)],
 )
 
 number_exercise(
@@ -100,13 +104,13 @@ number_exercise(
         "en": "Lenient acceptance with l = 0.4 on p = (0.7, 0.2, 0.1), q = (0.1, 0.2, 0.7), residual (p − q)⁺: "
         "with what probability does the output come out as the third token?" + TOL_EN,
         "zh": "在 p = (0.7, 0.2, 0.1)、q = (0.1, 0.2, 0.7) 上使用宽松接受，l = 0.4，残差仍为 (p − q)⁺。"
-        "输出为第三个词的概率是多少？" + TOL_ZH,
+        "输出为第三个 token 的概率是多少？" + TOL_ZH,
     },
     answer=lambda: float(F(7, 10) * min(F(1), F(1, 10) / (F(2, 5) * F(7, 10)))),  # q·min(1, p/(l q)) = p/l = 1/4
     hints=[
         {
             "en": "The third token is over-proposed (q > p). It is now kept with probability min(1, p/(l·q)).",
-            "zh": "第三个词被草稿多给了（q > p），现在它以 min(1, p/(l·q)) 的概率被保留。",
+            "zh": "第三个 token 被草稿多给了（q > p），现在它以 min(1, p/(l·q)) 的概率被保留。",
         },
         {
             "en": "The residual is 0 there, so its output probability is q·min(1, p/(l·q)).",
@@ -127,7 +131,7 @@ number_exercise(
         "then stop drafting when q(x) < 0.2' decides before the next draft is drawn and gives exactly p(x₁) = 0.5.)"
         + TOL_EN,
         "zh": "迁移练习：目标 p = (0.5, 0.2, 0.3)，草稿 q = (0.1, 0.4, 0.5)。某个引擎先抽出草稿 x ~ q，"
-        "若 q(x) < 0.2 就丢掉 x，改由目标模型从 p 中抽取这个位置；否则照常验证 x。第一个输出词是 x₁ 的概率是多少？"
+        "若 q(x) < 0.2 就丢掉 x，改由目标模型从 p 中抽取这个位置；否则照常验证 x。第一个输出 token 是 x₁ 的概率是多少？"
         "（对照：规则“先验证 x，若 q(x) < 0.2 就不再提出新的草稿”在下一个草稿抽出之前就做了决定，"
         "得到的恰好是 p(x₁) = 0.5。）" + TOL_ZH,
     },
@@ -139,7 +143,7 @@ number_exercise(
         {
             "en": "Split on the drawn draft. x₁ (probability 0.1) is dropped: then the output is a fresh draw from p. "
             "x₂ and x₃ go through the usual test, with the usual repair from (p − q)⁺ / Z.",
-            "zh": "按抽到的草稿分情况。x₁（概率 0.1）被丢掉：这时输出是从 p 新抽的一个词。"
+            "zh": "按抽到的草稿分情况。x₁（概率 0.1）被丢掉：这时输出是从 p 新抽的一个 token。"
             "x₂ 和 x₃ 照常检验，被拒绝时照常从 (p − q)⁺ / Z 修复。",
         },
         {

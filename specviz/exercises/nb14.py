@@ -14,7 +14,7 @@ number_exercise(
         "en": f"With α = {ALPHA} and a draft that costs c = {COST} target steps, what is the best textbook "
         "speed-up (1 − α^(γ+1)) / ((1 − α)(γ c + 1)) over all γ (to within 1e-6)?",
         "zh": f"α = {ALPHA}，草稿每步的开销是 c = {COST} 个目标步。对所有 γ 取最优时，"
-        "教科书上的加速比 (1 − α^(γ+1)) / ((1 − α)(γ c + 1)) 是多少（误差在 1e-6 以内）？",
+        "教科书加速比 (1 − α^(γ+1)) / ((1 − α)(γ c + 1)) 是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: speedup(ALPHA, best_gamma(ALPHA, COST), COST),
     hints=[
@@ -35,17 +35,19 @@ number_exercise(
     "14.2",
     "14",
     {
-        "en": f"A vLLM server's /metrics page shows {DRAFTS:,} drafts, {DRAFT_TOKENS:,} draft tokens and "
-        f"{ACCEPTED:,} accepted tokens since it started. What is its mean acceptance length (to within 1e-6)?",
-        "zh": f"一台 vLLM 服务器的 /metrics 页面显示，自启动以来共有 {DRAFTS:,} 次起草、{DRAFT_TOKENS:,} 个草稿 token、"
+        "en": f"A vLLM server's /metrics page shows {DRAFTS:,} drafts (one per request per verify step that carried "
+        f"draft tokens), {DRAFT_TOKENS:,} draft tokens and {ACCEPTED:,} accepted tokens since it started. "
+        "What is its mean acceptance length (to within 1e-6)?",
+        "zh": f"一台 vLLM 服务器的 /metrics 页面显示，自启动以来共有 {DRAFTS:,} 次起草（每个请求在每个带草稿 token 的验证步"
+        f"里算一次）、{DRAFT_TOKENS:,} 个草稿 token、"
         f"{ACCEPTED:,} 个被接受的 token。它的平均接受长度是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: 1 + ACCEPTED / DRAFTS,
     hints=[
         {
-            "en": "One draft is one verify step. Each verify step emits its accepted drafts plus one token from "
+            "en": "One draft is one verify step. Each verify step emits its accepted draft tokens plus one token from "
             "the target (a repair or the bonus token).",
-            "zh": "一次起草就是一个验证步。每个验证步输出它被接受的草稿，再加上目标模型给出的一个 token"
+            "zh": "一次起草就是一个验证步。每个验证步输出它被接受的草稿 token，再加上目标模型给出的一个 token"
             "（修复的或额外 token）。",
         },
         {

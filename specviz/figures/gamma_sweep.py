@@ -1,4 +1,4 @@
-"""The measured speed-up of a real pair against γ, next to the textbook bound and the cost model.
+"""The measured speed-up of a real pair against γ, next to the textbook speed-up and the cost model.
 
 >>> fig = gamma_sweep_figure([1, 2], measured=[1.2, 1.5], bound=[1.4, 1.7], predicted=[1.3, 1.6])
 >>> [tr.meta for tr in fig.data][:3], list(fig.data[0].y)

@@ -14,7 +14,7 @@ vLLM counts it: a step that drafted g tokens adds one draft and adds to position
 a position it did not draft counts as not accepted. `gamma` here is the longest draft of the
 run; with a fixed γ and full steps these are the textbook per-position figures.
 - α = mean over verified positions of sum_x min(p(x), q(x)) (the exact per-position acceptance)
-- textbook speedup bound (1 - α^(γ+1)) / ((1 - α)(γ c + 1)), c = draft step / target step time
+- textbook speed-up (1 - α^(γ+1)) / ((1 - α)(γ c + 1)), c = draft step / target step time
 - cost-model prediction from measured times: E[tokens/step] · t_target / (γ t_draft + t_verify)
 
 >>> from specviz.lm import NGramModel, Pair, speculative_generate
