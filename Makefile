@@ -143,7 +143,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 
 # jupytext pairs (notebooks/jupytext.toml): the newer of NAME.md / NAME.ipynb wins; outputs are then cleared.
-NOTEBOOK_TEXTS := $(filter-out %/README.md,$(wildcard notebooks/*.md notebooks/zh/*.md))
+NOTEBOOK_TEXTS := $(filter-out %/README.md %/CLAIMS.md,$(wildcard notebooks/*.md notebooks/zh/*.md))
 
 # The slide metadata goes into the text sources between two syncs: an .ipynb edited last is read first.
 notebooks: $(STAMP)

@@ -39,7 +39,9 @@ ZH_DIR = NOTEBOOK_DIR / "zh"  # the Chinese twins: same file names, same code ce
 ALL_NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(ZH_DIR.glob("*.ipynb"))
 TUTORIALS = [p for p in ALL_NOTEBOOKS if re.match(r"\d\d_", p.name)]
 EN_TUTORIALS = [p for p in TUTORIALS if p.parent == NOTEBOOK_DIR]
-TEXT_SOURCES = sorted(p for p in [*NOTEBOOK_DIR.glob("*.md"), *ZH_DIR.glob("*.md")] if p.name != "README.md")
+TEXT_SOURCES = sorted(
+    p for p in [*NOTEBOOK_DIR.glob("*.md"), *ZH_DIR.glob("*.md")] if p.name not in ("README.md", "CLAIMS.md")
+)
 SETUP_CALL = re.compile(r"""sv\.notebook_setup\(lang=["'](en|zh)["']\)""")
 MARKERS = {  # what every tutorial's prose holds, per language
     "en": {"goals": "What you will learn", "check": "Check yourself", "summary": "## Summary"},

@@ -267,6 +267,9 @@ def test_page_shows_figures_formulas_and_neighbours(browser, served, href):
     if (shown["prev"], shown["next"]) != (prev, next_):
         problems.append(f"previous/next lead to {shown['prev']}, {shown['next']}; expected {prev}, {next_}")
     stem = Path(href).stem
+    if entry["document"]:  # the notebook map, the claims register: Markdown pages, no notebook behind them
+        assert not problems, f"{href}: {problems}"
+        return
     if f"_sources/{stem}.ipynb" not in shown["download"]:
         problems.append(f"no .ipynb download link: {shown['download']}")
     if BOOK_REPOSITORY and not any(b.endswith(f"{stem}.ipynb") for b in shown["binder"]):
@@ -281,6 +284,30 @@ def test_page_shows_figures_formulas_and_neighbours(browser, served, href):
     download = json.loads((site / Path(href).parent / "_sources" / f"{stem}.ipynb").read_text(encoding="utf-8"))
     outputs = sum(len(c.get("outputs", [])) for c in download["cells"])
     assert outputs == entry["outputs"], f"{href}: the .ipynb offered for download holds {outputs} outputs"
+
+
+@browser_test
+def test_the_book_holds_the_notebook_map_the_fidelity_table_and_the_claims_register(browser, served):
+    """Links to README.md in a tutorial lead to the map with its tables, not to the bare table of contents."""
+    url, _, _ = served
+    page = browser.new_page()
+    try:
+        for href, heading, rows in (
+            ("en/README.html", "Fidelity to the source tutorial", 40),
+            ("zh/README.html", None, 14),
+            ("en/CLAIMS.html", "01 · Why lossless, and notation", 14 * 4),
+        ):
+            page.goto(url + href)
+            headings = page.eval_on_selector_all("h1, h2, h3", "els => els.map(e => e.textContent)")
+            count = page.eval_on_selector_all("table tbody tr", "els => els.length")
+            assert count >= rows, f"{href}: {count} table rows, expected at least {rows}"
+            if heading:
+                assert any(heading in h for h in headings), f"{href}: no heading {heading!r} in {headings}"
+        page.goto(url + "en/10_recap.html")
+        back = page.eval_on_selector_all("a", "els => els.map(a => a.getAttribute('href'))")
+        assert "README.html" in back, f"10's link back to the index does not lead to the map: {back}"
+    finally:
+        page.close()
 
 
 @browser_test

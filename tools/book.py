@@ -45,7 +45,10 @@ WORK = REPO / "build" / "book"
 CACHE_ROOT = REPO / "build" / "jupyter_cache"
 LANGS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
 OTHER = {"en": "zh", "zh": "en"}
-NOT_PAGES = {"README.md", "dashboard.md"}  # the folder's map; the Voila app (it needs a kernel)
+NOT_PAGES = {"dashboard.md"}  # the Voila app (it needs a kernel)
+# plain Markdown pages, never executed: the notebook map (with the fidelity table) and the claims register
+DOCUMENTS = ("README.md", "CLAIMS.md")
+MORE_ORDER = {"solutions.md": 0, "README.md": 1, "CLAIMS.md": 2}  # after the tutorials; the rest by name
 MATHJAX_URL = "../../_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"  # from <lang>/_static
 PLOTLY = "application/vnd.plotly.v1+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -78,16 +81,17 @@ TEXTS = {
 
 def sources() -> list[Path]:
     """Every MyST text notebook in notebooks/ and notebooks/zh/ (the dashboard too), English first."""
-    return [p for d in LANGS.values() for p in sorted(d.glob("*.md")) if p.name != "README.md"]
+    return [p for d in LANGS.values() for p in sorted(d.glob("*.md")) if p.name not in DOCUMENTS]
 
 
 def page_order(name: str) -> tuple:
-    """Where a page stands in the book: the tutorials by number, then the rest by name.
+    """Where a page stands in the book: the tutorials by number, then the solutions, the notebook map, the
+    claims register and the rest by name.
 
-    >>> sorted(["solutions.md", "GLOSSARY.md", "02_b.md", "01_a.md"], key=page_order)
-    ['01_a.md', '02_b.md', 'solutions.md', 'GLOSSARY.md']
+    >>> sorted(["README.md", "solutions.md", "GLOSSARY.md", "CLAIMS.md", "02_b.md", "01_a.md"], key=page_order)
+    ['01_a.md', '02_b.md', 'solutions.md', 'README.md', 'CLAIMS.md', 'GLOSSARY.md']
     """
-    return (0, name) if re.match(r"\d\d_", name) else (1, name != "solutions.md", name)
+    return (0, 0, name) if re.match(r"\d\d_", name) else (1, MORE_ORDER.get(name, len(MORE_ORDER)), name)
 
 
 def pages(lang: str) -> list[Path]:
@@ -405,13 +409,18 @@ def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
     """Build the book into `out` (replaced); the pages' entries, as written to _static/pages.json."""
     start = time.monotonic()
     book = {lang: pages(lang) for lang in LANGS}
-    results = execute_all([p for ps in book.values() for p in ps], jobs=jobs, log=log)
+    notebooks = [p for ps in book.values() for p in ps if p.name not in DOCUMENTS]
+    results = execute_all(notebooks, jobs=jobs, log=log)
+    for p in (p for ps in book.values() for p in ps if p.name in DOCUMENTS):
+        results[p] = {"nb": None, "error": None, "seconds": 0.0, "cached": True}
     log(f"notebooks ready in {time.monotonic() - start:.0f} s")
     failed = [p for p, r in results.items() if r["error"]]
     cache = cache_path()
     # Sphinx re-reads only the sources that changed since its last build, but a notebook executed
     # again (a new or cleared cache) keeps its source and changes its outputs: then every page is re-read.
-    digests = {lang: outputs_digest([results[p]["nb"] for p in paths]) for lang, paths in book.items()}
+    digests = {
+        lang: outputs_digest([results[p]["nb"] for p in paths if results[p]["nb"]]) for lang, paths in book.items()
+    }
     stamps = {lang: WORK / lang / "outputs.sha256" for lang in LANGS}
     fresh = {lang: not s.exists() or s.read_text(encoding="utf-8") != digests[lang] for lang, s in stamps.items()}
     builds = {lang: sphinx(lang, cache, failed, fresh[lang]) for lang in LANGS}
@@ -432,15 +441,17 @@ def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
         for p in paths:
             r = results[p]
             problems = [f"did not execute: {r['error'].strip().splitlines()[-1]}"] if r["error"] else []
-            problems += static_problems(r["nb"])
+            problems += static_problems(r["nb"]) if r["nb"] else []
+            cells = r["nb"].cells if r["nb"] else []
             entries.append(
                 {
                     "lang": lang,
                     "href": f"{lang}/{p.stem}.html",
                     "source": str(p.relative_to(REPO)),
                     "title": title_of(p.read_text(encoding="utf-8")),
-                    "outputs": sum(len(c.get("outputs", [])) for c in r["nb"].cells),
-                    "figures": sum(is_figure(o) for c in r["nb"].cells for o in c.get("outputs", [])),
+                    "document": p.name in DOCUMENTS,
+                    "outputs": sum(len(c.get("outputs", [])) for c in cells),
+                    "figures": sum(is_figure(o) for c in cells for o in c.get("outputs", [])),
                     "math": math_count(p.read_text(encoding="utf-8")),
                     "problems": problems,
                     "seconds": r["seconds"],

@@ -100,36 +100,36 @@ if REPOSITORY:  # the repository and Binder buttons, only where they lead somewh
 
 # Links between notebooks, written for Jupyter (NAME.ipynb), made links between pages.
 LINK = re.compile(r"\[([^\]\n]+)\]\((\.\./|zh/)?([\w.-]+)\.(ipynb|md)(#[^)\s]*)?\)")
+# Any other relative link (a file of the repository that is not a page: CONTRIBUTING.md, jupytext.toml)
+OTHER_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?![a-z]+:|#)([^)\s]+)\)")
 
 
 def relink(text: str, lang: str) -> str:
-    """Markdown links to notebooks as HTML links to their pages: NAME.ipynb -> NAME.html, ../NAME.ipynb
-    (Chinese to English) -> ../en/NAME.html, zh/NAME.ipynb -> ../zh/NAME.html; README.md and the
-    dashboard (not a page) -> the index.
+    """Markdown links to notebooks and documents as HTML links to their pages: NAME.ipynb -> NAME.html,
+    ../NAME.ipynb (Chinese to English) -> ../en/NAME.html, zh/NAME.ipynb -> ../zh/NAME.html, README.md (the
+    notebook map) -> README.html; the dashboard (not a page) -> the index; a link to a file that is no page
+    -> its label, as text (the book has no repository to link to).
 
-    >>> relink("see [6](06_x.ipynb#top) and [map](README.md)", "en")
-    'see <a href="06_x.html#top">6</a> and <a href="index.html">map</a>'
-    >>> relink("[d](../dashboard.ipynb) [e](../06_x.ipynb)", "zh")
-    '<a href="index.html#dashboard">d</a> <a href="../en/06_x.html">e</a>'
+    >>> relink("see [6](06_worked_examples.ipynb#top) and [map](README.md#fidelity)", "en")
+    'see <a href="06_worked_examples.html#top">6</a> and <a href="README.html#fidelity">map</a>'
+    >>> relink("[d](../dashboard.ipynb) [e](../06_worked_examples.ipynb) [m](../README.md)", "zh")
+    '<a href="index.html#dashboard">d</a> <a href="../en/06_worked_examples.html">e</a> <a href="../en/README.html">m</a>'
+    >>> relink("[c](../CONTRIBUTING.md), [`t.toml`](t.toml), [w](https://x.org), ![i](a.png)", "en")
+    'c, `t.toml`, [w](https://x.org), ![i](a.png)'
     """
+    folders = {"": "en", "zh/": "zh"} if lang == "en" else {"": "zh", "../": "en"}
 
     def page(m):
-        label, folder, stem, suffix, anchor = m[1], m[2], m[3], m[4], m[5] or ""
-        if stem == "README":
-            href = "index.html"
-        elif stem == "dashboard":
-            href = "index.html#dashboard"
-        elif suffix != "ipynb":
-            return m[0]
-        elif folder == "../":
-            href = f"../en/{stem}.html{anchor}"
-        elif folder == "zh/":
-            href = f"../zh/{stem}.html{anchor}"
-        else:
-            href = f"{stem}.html{anchor}"
-        return f'<a href="{href}">{label}</a>'
+        label, folder, stem, anchor = m[1], m[2] or "", m[3], m[5] or ""
+        target = folders.get(folder)
+        if stem == "dashboard":
+            return f'<a href="index.html#dashboard">{label}</a>'
+        if target is None or not (book.LANGS[target] / f"{stem}.md").exists():
+            return label
+        prefix = "" if target == lang else f"../{target}/"
+        return f'<a href="{prefix}{stem}.html{anchor}">{label}</a>'
 
-    return LINK.sub(page, text)
+    return OTHER_LINK.sub(lambda m: m[1], LINK.sub(page, text))
 
 
 def _source_read(app, docname, source):
@@ -160,7 +160,7 @@ def _executed_notebook(app, pagename, templatename, context, doctree):
     """Put the executed notebook where sphinx-book-theme takes its ".ipynb" download from (myst-nb 1.4 in
     cache mode writes the notebook without its outputs there)."""
     source = Path(app.srcdir) / f"{pagename}.md"
-    if pagename == "index" or not source.exists():
+    if pagename == "index" or not source.exists() or source.name in book.DOCUMENTS:
         return
     nb = book.executed(source, Path(nb_execution_cache_path))
     if nb is not None:
