@@ -319,17 +319,17 @@ MESSAGES: dict[str, dict[str, str]] = {
     "multidraft.panel_accept": {"en": "P(some draft accepted)", "zh": "P(有草稿被接受)"},
     "multidraft.panel_output": {"en": "output with k = {k} drafts", "zh": "k = {k} 个草稿时的输出"},
     "multidraft.update": {
-        "en": "residual update R ← (R − q)⁺/Z (lossless)",
-        "zh": "更新残差 R ← (R − q)⁺/Z（无损）",
+        "en": "update of R: R ← (R − q)⁺/Z (lossless)",
+        "zh": "更新 R：R ← (R − q)⁺/Z（无损）",
     },
     "multidraft.naive": {"en": "naive: always compare with p", "zh": "朴素做法：始终与 p 比较"},
-    "multidraft.output_update": {"en": "output (update)", "zh": "输出（更新残差）"},
+    "multidraft.output_update": {"en": "output (update)", "zh": "输出（更新 R）"},
     "multidraft.output_naive": {"en": "output (naive)", "zh": "输出（朴素）"},
     "multidraft.n_drafts": {"en": "number of drafts", "zh": "草稿数"},
     "multidraft.title": {
         "en": "Multi-draft (SpecInfer-style) verification: more drafts, more acceptance — "
-        "lossless only with the residual update",
-        "zh": "多草稿（SpecInfer 式）验证：草稿越多、接受越多——只有更新残差才无损",
+        "lossless only when R is updated",
+        "zh": "多草稿（SpecInfer 式）验证：草稿越多、接受越多——只有更新 R 才无损",
     },
     "multidraft.k_max": {"en": "drafts k ≤", "zh": "草稿数 k ≤"},
     "multidraft.heading": {"en": "Multi-draft / tree verification", "zh": "多草稿 / 树形验证"},

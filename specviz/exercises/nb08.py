@@ -51,9 +51,9 @@ number_exercise(
     answer=lambda: float(resample_dist(P4, ONE_HOT_SECOND)[0]),
     hints=[
         {
-            "en": "After a rejection the token comes from (p − q)⁺ / Z. What is (p − q)⁺ when q is one-hot on the "
-            "second token?",
-            "zh": "被拒绝后，token 来自 (p − q)⁺ / Z。当 q 全部落在第二个 token 上时，(p − q)⁺ 是什么？",
+            "en": "After a rejection the token comes from the repair distribution (p − q)⁺ / Z. What is (p − q)⁺ "
+            "when q is one-hot on the second token?",
+            "zh": "被拒绝后，token 来自修复分布 (p − q)⁺ / Z。当 q 全部落在第二个 token 上时，(p − q)⁺ 是什么？",
         },
         {
             "en": "It is p with the second token removed; divide by what is left, 1 − p(second).",
@@ -68,9 +68,9 @@ number_exercise(
     "8.3",
     "08",
     {
-        "en": "The running example p, q (cat, dog, fish) with k = 2 i.i.d. drafts, verified with the residual "
-        "update. What is the probability that one of the two drafts is kept (to within 1e-6)?",
-        "zh": "贯穿全文的例子 p、q（cat、dog、fish），k = 2 个独立同分布的草稿，按残差更新规则验证。"
+        "en": "The running example p, q (cat, dog, fish) with k = 2 i.i.d. drafts, verified with R updated "
+        "after each rejection. What is the probability that one of the two drafts is kept (to within 1e-6)?",
+        "zh": "贯穿全文的例子 p、q（cat、dog、fish），k = 2 个独立同分布的草稿，每次拒绝后都更新 R。"
         "两个草稿中有一个被保留的概率是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: multi_draft_acceptance_rate(P, Q, 2),

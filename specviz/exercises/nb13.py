@@ -14,9 +14,9 @@ number_exercise(
     "13",
     {
         "en": f"Draft tree on the four-token pair p4 = {P4}, q4 = {Q4}: k = 3 i.i.d. drafts at every node, "
-        "depth 2, verified with the residual update. Expected tokens per verify step (to within 1e-6)?",
+        "depth 2, verified with R updated after each rejection. Expected tokens per verify step (to within 1e-6)?",
         "zh": f"在四个 token 的分布对 p4 = {P4}、q4 = {Q4} 上建草稿树：每个节点 k = 3 个独立同分布的草稿，"
-        "深度 2，按残差更新规则验证。每个验证步的期望 token 数是多少（误差在 1e-6 以内）？",
+        "深度 2，按每次拒绝后更新 R 的规则验证。每个验证步的期望 token 数是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: tree_expected_tokens(P4, Q4, 3, 2),
     hints=[
@@ -47,9 +47,9 @@ number_exercise(
     "13",
     {
         "en": "Draft tree on the running example p, q (cat, dog, fish): k = 2 i.i.d. drafts per node, depth 2, "
-        "verified with the residual update. Expected tokens per verify step (to within 1e-6)?",
+        "verified with R updated after each rejection. Expected tokens per verify step (to within 1e-6)?",
         "zh": "在贯穿全文的例子 p、q（cat、dog、fish）上建草稿树：每个节点 k = 2 个独立同分布的草稿，深度 2，"
-        "按残差更新规则验证。每个验证步的期望 token 数是多少（误差在 1e-6 以内）？",
+        "按每次拒绝后更新 R 的规则验证。每个验证步的期望 token 数是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: tree_expected_tokens(P, Q, 2, 2),
     hints=[
