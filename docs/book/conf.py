@@ -163,12 +163,14 @@ def _executed_notebook(app, pagename, templatename, context, doctree):
     if pagename == "index" or not source.exists() or source.name in book.DOCUMENTS:
         return
     nb = book.executed(source, Path(nb_execution_cache_path))
-    if nb is not None:
-        import nbformat
+    target = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if nb is None:  # not in this cache: never offer the outputs of an earlier build
+        target.unlink(missing_ok=True)
+        return
+    import nbformat
 
-        target = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(target))
 
 
 def _ipynb_download(app, pagename, templatename, context, doctree):
