@@ -2,7 +2,10 @@
 
 import sys
 
-from specviz.cli import main
-
 if __name__ == "__main__":
+    try:
+        from specviz.cli import main
+    except KeyboardInterrupt:  # Ctrl+C while the command is still being imported: one line, as main() says it
+        print("specviz: interrupted (Ctrl+C)", file=sys.stderr)
+        sys.exit(130)
     sys.exit(main())

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import real
+from .checks import flag, real
 from .palette import pass_fail
 from .rules import RULES, Rule
 from .sampling import check_sample_count, make_rng, spec_sample
@@ -83,19 +83,29 @@ def _pooled_chisquare(counts: np.ndarray, expected: np.ndarray):
     return float(chi2), float(pval), counts.size - 1
 
 
+def _shape(v) -> tuple | None:
+    """np.shape(v), or None when v has none (ragged lists, odd objects)."""
+    try:
+        return np.shape(v)
+    except Exception:  # noqa: BLE001 - whatever the verifier returned
+        return None
+
+
 def split_drafts(out, n: int):
     """(drafts, tokens) from what a verifier returned: a pair `(drafts, tokens)` (tuple or list) of two length-n
-    arrays or lists, an object with `.drafts` and `.tokens` (a SpecSample), or the tokens alone (drafts None)."""
+    arrays or lists, an object with `.drafts` and `.tokens` (a SpecSample), or the tokens alone (drafts None).
+    Drafts of another length are a ValueError, never a reason to skip the efficiency check."""
     if hasattr(out, "tokens"):
         drafts = getattr(out, "drafts", None)
-        return (drafts if np.shape(drafts) == (n,) else None), out.tokens
+        if drafts is not None and _shape(drafts) != (n,):
+            raise ValueError(f"the sampler's .drafts must hold its n = {n} drafts (shape ({n},)), got {_shape(drafts)}")
+        return drafts, out.tokens
     if isinstance(out, tuple | list) and len(out) == 2:  # (drafts, tokens), or [drafts, tokens] as lists
-        try:
-            shapes = [np.shape(v) for v in out]
-        except Exception:  # noqa: BLE001 - ragged or odd objects: treat as tokens, refused below
-            return None, out
+        shapes = [_shape(v) for v in out]
         if shapes[0] == shapes[1] == (n,):  # never a token array: that would have shape (2, n)
             return out[0], out[1]
+        if (n,) in shapes:  # nor n token ids: one of the pair has the wrong length
+            raise ValueError(f"a (drafts, tokens) pair must hold two arrays of n = {n} ids, got shapes {shapes}")
     return None, out
 
 
@@ -127,6 +137,14 @@ def _draw(sampler, p, q, n, seed, params, rule_drafts=False):
         return s.tokens, (s.drafts if rule_drafts else None)
     if not callable(sampler):
         raise ValueError(f"sampler must be a rule name or a function sampler(p, q, n, rng), got {sampler!r}")
+    if params:
+        raise TypeError(f"{', '.join(params)}: options of a rule name; a function sampler(p, q, n, rng) takes none")
+    return draw_function(sampler, p, q, n, seed)
+
+
+def draw_function(sampler, p, q, n: int, seed) -> tuple[np.ndarray, np.ndarray | None]:
+    """(tokens, drafts or None) of `sampler(p, q, n, rng)` called as `audit` calls it, checked as int ids."""
+    p, q = (a.astype(np.float64) for a in as_pair(p, q))
     drafts, out = split_drafts(sampler(p.copy(), q.copy(), n, make_rng(seed)), n)
     tokens = _ids(out, n)
     return tokens, (None if drafts is None else _ids(drafts, n, "sampler (its drafts)"))
@@ -248,8 +266,9 @@ def audit(
     registered rules are lossless but not optimal on purpose; a function that returns tokens alone is then a
     ValueError); `efficiency=False` skips the check. The report carries
     `lossless`, `efficient`, `acceptance`, `optimum` and `acceptance_z` separately; `passed` needs both verdicts.
-    `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law
-    (`textbook_joint`, pooled chi-square at EFFICIENCY_SIGNIFICANCE): what an exercise that asks for that rule checks.
+    `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law (`textbook_joint`,
+    pooled chi-square at EFFICIENCY_SIGNIFICANCE; it needs the drafts, as `efficiency=True` does): what an exercise
+    that asks for that rule checks. `efficiency` and `joint` take True or False only ("yes", 1: a TypeError).
 
     >>> from specviz.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -264,9 +283,14 @@ def audit(
     if "alpha" in params:
         raise TypeError("audit's false-alarm rate is now called `significance=` (alpha means the acceptance rate)")
     significance = real(significance, "significance (false-alarm rate)", lo=0, hi=1, lo_open=True, hi_open=True)
-    tokens, drafts = _draw(sampler, p, q, n, seed, params, rule_drafts=bool(efficiency))
-    if efficiency and drafts is None:
-        raise ValueError("efficiency=True needs the drafts: return (drafts, tokens) from the verifier")
+    if efficiency is not None and not isinstance(efficiency, bool | np.bool_):
+        why = "None: checked when the verifier shows its drafts"
+        raise TypeError(f"efficiency must be True, False or None ({why}), got {efficiency!r:.80}")
+    efficiency, joint = (None if efficiency is None else bool(efficiency)), flag(joint, "joint")
+    tokens, drafts = _draw(sampler, p, q, n, seed, params, rule_drafts=efficiency or joint)
+    if (efficiency or joint) and drafts is None:
+        need = "efficiency=True" if efficiency else "joint=True"
+        raise ValueError(f"{need} needs the drafts: return (drafts, tokens) from the verifier")
     V = p.size
     outside = tokens[(tokens < 0) | (tokens >= V)]
     inside = tokens[(tokens >= 0) & (tokens < V)]

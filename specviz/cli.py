@@ -17,6 +17,7 @@ a signal sent to ``specviz`` reaches the server itself.
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import os
 import re
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import specviz
-from specviz.i18n import LANGUAGES
+from specviz.i18n import LANGUAGES, env_language
 
 DASHBOARD_NOTEBOOK = "dashboard.ipynb"
 DEFAULT_LAB_PORT = 8888
@@ -163,15 +164,17 @@ LAB_FLAGS = frozenset(
     "core-mode dev-mode skip-dev-build watch splice-source expose-app-in-browser extensions-in-dev-mode "
     "collaborative custom-css".split()
 )
-LAB_IP, LAB_PORT, LAB_TOKEN, LAB_PASSWORD = (
+LAB_IP, LAB_PORT, LAB_RETRIES, LAB_TOKEN, LAB_PASSWORD = (
     "ServerApp.ip",
     "ServerApp.port",
+    "ServerApp.port_retries",  # 0: Jupyter fails on a taken port instead of serving on another than the one shown
     "IdentityProvider.token",
     "PasswordIdentityProvider.hashed_password",
 )
 LAB_SPELLINGS = {  # every spelling of a setting specviz manages -> the one it passes
     "NotebookApp.ip": LAB_IP,
     "NotebookApp.port": LAB_PORT,
+    "NotebookApp.port_retries": LAB_RETRIES,
     "ServerApp.notebook_dir": "ServerApp.root_dir",
     "NotebookApp.notebook_dir": "ServerApp.root_dir",
     "PasswordIdentityProvider.token": LAB_TOKEN,
@@ -181,7 +184,9 @@ LAB_SPELLINGS = {  # every spelling of a setting specviz manages -> the one it p
     "NotebookApp.password": LAB_PASSWORD,
     "IdentityProvider.hashed_password": LAB_PASSWORD,
 }
-LAB_MANAGED = frozenset({LAB_IP, LAB_PORT, LAB_TOKEN, LAB_PASSWORD, "ServerApp.root_dir"} | set(LAB_SPELLINGS))
+LAB_MANAGED = frozenset(
+    {LAB_IP, LAB_PORT, LAB_RETRIES, LAB_TOKEN, LAB_PASSWORD, "ServerApp.root_dir"} | set(LAB_SPELLINGS)
+)
 LAB_UNJUDGED = ("config_file", "identity_provider_class", "login_handler_class", "authorizer_class", "need_token")
 """Traits that change who may log in in ways specviz cannot judge from the command line."""
 
@@ -288,6 +293,7 @@ def lab_settings(
     ours = {
         LAB_IP: ip,
         LAB_PORT: str(port),
+        LAB_RETRIES: "0",
         "ServerApp.root_dir": str(notebooks),
         "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
     }
@@ -306,10 +312,12 @@ def build_lab_command(
     token: str | None = None,
     as_root: bool | None = None,
     extra: Sequence[str] = (),
+    guarded: bool = False,
 ) -> list[str]:
-    """The `jupyter lab` command line: each managed setting once, with its final value."""
+    """The `jupyter lab` command line: each managed setting once, with its final value (`guarded`: see guarded_lab)."""
     settings, rest = lab_settings(notebooks, port=port, ip=ip, token=token, extra=extra)
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", *(f"--{k}={v}" for k, v in settings.items())]
+    lab = ["-c", LAB_GUARD] if guarded else ["-m", "jupyter", "lab"]
+    cmd = [sys.executable, *lab, "--no-browser", *(f"--{k}={v}" for k, v in settings.items())]
     if running_as_root() if as_root is None else as_root:
         cmd.append("--allow-root")
     return cmd + rest
@@ -346,14 +354,30 @@ def lab_login_problem(settings: dict[str, str], rest: Sequence[str], environ: di
     return f"{where} is {'empty' if not trait_text(token) else 'only spaces'} and no password is set"
 
 
+TOKEN_FILE_MAX = 4096
+"""The most bytes a $JUPYTER_TOKEN_FILE may hold: a token is one line (Jupyter itself reads any file whole)."""
+
+
 def read_token_file(path: str) -> str:
-    """The text of $JUPYTER_TOKEN_FILE (as Jupyter reads it); CliError if it cannot be read."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(1 << 16)
+    """The text of $JUPYTER_TOKEN_FILE (as Jupyter reads it); CliError, without blocking, if Jupyter cannot use it."""
+    import stat
+
+    where = f"$JUPYTER_TOKEN_FILE {shown(path)}"
+    try:  # O_NONBLOCK: a named pipe with no writer opens at once (and is refused below) instead of hanging
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):  # a device never ends (/dev/zero), a pipe may never answer
+                raise CliError(f"{where} is {file_kind(info.st_mode)}, not a file: put the token in a file")
+            data = f.read(TOKEN_FILE_MAX + 1)
+        if len(data) > TOKEN_FILE_MAX:
+            raise CliError(f"{where} holds over {TOKEN_FILE_MAX} bytes: a token file holds one token, not more")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        why = getattr(err, "strerror", None) or err
-        raise CliError(f"$JUPYTER_TOKEN_FILE {shown(path)} cannot be read: {why}") from None
+        raise CliError(f"{where} cannot be read: {getattr(err, 'strerror', None) or err}") from None
+    if not text.strip().isprintable():  # NUL or control characters: no one could type it in a URL
+        raise CliError(f"{where} holds a control character (a NUL?) inside the token: a token is printable text")
+    return text
 
 
 VOILA_EXTENSION_DENYLIST = ("@jupyter-notebook/lab-extension", "jupyterlab-jupytext")
@@ -423,13 +447,18 @@ def cmd_notebooks(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise CliError(f"no notebooks shipped with this installation (looked in {shown(src)})", status=1)
     files = [f for f in sorted(src.iterdir()) if f.suffix in NOTEBOOK_SUFFIXES and f.is_file()]
     dest = notebooks_destination(args.dir)
-    new, mine = copy_plan(files, dest)
-    replace = mine if args.force else []
-    for f in new:
-        write_new_file(dest / f.name, f.read_bytes())
-    for f in replace:
-        replace_file(dest / f.name, f.read_bytes())
+    lock = lock_folder(dest)  # one copy into a folder at a time: what a killed one left can then be cleared
+    try:
+        new, mine, unfinished = copy_plan(files, dest, clear=lock is not None)
+        for f in new:
+            write_new_file(dest / f.name, f.read_bytes())
+        for f in [*unfinished, *(mine if args.force else [])]:
+            replace_file(dest / f.name, f.read_bytes())
+    finally:
+        if lock is not None:
+            os.close(lock)
     done = f"copied {len(new)} files to {shown(dest.resolve())}"
+    done += f"; finished {len(unfinished)} files an interrupted copy left half-written" if unfinished else ""
     if mine:
         done += f"; {'replaced' if args.force else 'kept'} your {len(mine)} existing files"
         done += "" if args.force else " (--force replaces them)"
@@ -481,70 +510,101 @@ def in_the_way(path: Path) -> str | None:
     return None
 
 
-def copy_plan(files: Sequence[Path], dest: Path) -> tuple[list[Path], list[Path]]:
-    """(files that are new in `dest`, files of yours already there); CliError for anything else in the way."""
+def copy_plan(files: Sequence[Path], dest: Path, clear: bool = False) -> tuple[list[Path], list[Path], list[Path]]:
+    """(new, yours, half-written by an older specviz) files in `dest`; `clear` first deletes a killed copy's temp files."""
     import stat
 
-    new, mine, blocked = [], [], []
+    names = "|".join(re.escape(f.name) for f in files)
+    try:
+        for e in list(os.scandir(dest)) if clear else []:
+            if re.fullmatch(rf"\.({names})\.[a-z0-9_]{{8}}\.specviz", e.name) and e.is_file(follow_symlinks=False):
+                os.unlink(e.path)
+    except OSError:
+        pass  # not ours to clear after all: writing says what is wrong
+    new, mine, unfinished, blocked = [], [], [], []
     for f in files:
         target = dest / f.name
         try:
-            mode = target.lstat().st_mode
+            st = target.lstat()
         except FileNotFoundError:
             new.append(f)
             continue
         except OSError as err:
             raise CliError(f"cannot look at {shown(target)}: {err.strerror}", status=1) from None
-        if stat.S_ISREG(mode):
-            mine.append(f)
-        elif stat.S_ISLNK(mode):
+        if stat.S_ISREG(st.st_mode):  # a strict beginning of the shipped file holds nothing of yours
+            try:
+                half = st.st_size < len(ours := f.read_bytes()) and target.read_bytes() == ours[: st.st_size]
+            except OSError:
+                half = False
+            (unfinished if half else mine).append(f)
+        elif stat.S_ISLNK(st.st_mode):
             blocked.append(f"{shown(target)} is a symbolic link (to {shown(os.readlink(target))})")
         else:
-            blocked.append(f"{shown(target)} is {file_kind(mode)}")
+            blocked.append(f"{shown(target)} is {file_kind(st.st_mode)}")
     if blocked:
         more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
         raise CliError(
             f"{blocked[0]}{more}: specviz does not write through links or over anything but a file, even with "
             "--force; move it away or copy into another folder. Nothing was copied."
         )
-    return new, mine
+    return new, mine, unfinished
 
 
-def write_new_file(target: Path, data: bytes) -> None:
-    """Create `target` with `data`; never follows a link, never touches something already there."""
+def lock_folder(dest: Path) -> int | None:
+    """An fd holding `dest`'s lock (None where it cannot be locked); CliError if another copy into it runs now."""
+    try:
+        import fcntl
+
+        fd = os.open(dest, os.O_RDONLY)
+    except (ImportError, OSError):  # Windows, or a folder you may write but not read
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError as err:
+        os.close(fd)
+        if isinstance(err, BlockingIOError):
+            raise CliError(f"another `specviz notebooks` is copying into {shown(dest)}: run it again later") from None
+        return None  # a file system without locks
+
+
+def write_new_file(target: Path, data: bytes, replace: bool = False) -> None:
+    """Write `target` (over a file with `replace`) via a temporary name, so no one ever sees half of it."""
+    import secrets
+
+    what, tmp = "replace" if replace else "write", target.with_name(f".{target.name}.{secrets.token_hex(4)}.specviz")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(target, flags, 0o644)
+        mode = target.lstat().st_mode & 0o7777 if replace else None
+        fd = os.open(tmp, flags, 0o644)
+    except OSError as err:
+        raise CliError(f"cannot {what} {shown(target)}: {err.strerror}", status=1) from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        if replace:
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)  # a link there is replaced, not followed
+        else:  # a hard link fails if anything is there now: nothing is overwritten
+            try:
+                os.link(tmp, target)
+            except OSError as err:  # no hard links here (vfat, some network shares): look, then rename
+                if isinstance(err, FileExistsError) or os.path.lexists(target):
+                    raise FileExistsError from None
+                os.rename(tmp, target)
     except FileExistsError:
         raise CliError(f"{shown(target)} appeared while copying; run again to see what it is", status=1) from None
     except OSError as err:
-        raise CliError(f"cannot write {shown(target)}: {err.strerror}", status=1) from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-    except OSError as err:
-        target.unlink(missing_ok=True)
-        raise CliError(f"cannot write {shown(target)}: {err.strerror}", status=1) from None
+        raise CliError(f"cannot {what} {shown(target)}: {err.strerror}", status=1) from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)  # after a link or a failure; gone after a rename
 
 
 def replace_file(target: Path, data: bytes) -> None:
-    """Replace the file `target` with `data` (a new file renamed over it: a link there is replaced, not followed)."""
-    import stat
-    import tempfile
-
-    try:
-        mode = stat.S_IMODE(target.lstat().st_mode)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".specviz")
-    except OSError as err:
-        raise CliError(f"cannot replace {shown(target)}: {err.strerror}", status=1) from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise CliError(f"cannot replace {shown(target)}: {err.strerror}", status=1) from None
+    """Replace the file `target` with `data`, whole (a new file renamed over it: a link there is replaced)."""
+    write_new_file(target, data, replace=True)
 
 
 def require(module: str, what: str) -> None:
@@ -571,30 +631,86 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     notebooks = existing_folder(find_notebooks_dir(args.notebooks), "notebooks folder")
     settings, rest = lab_settings(notebooks, port=args.port, ip=args.ip, token=args.token, extra=extra)
     ip, port = trait_text(settings[LAB_IP]), setting_port(settings, LAB_PORT)
+    if LAB_TOKEN not in settings and not os.environ.get("JUPYTER_TOKEN") and os.environ.get("JUPYTER_TOKEN_FILE"):
+        read_token_file(os.environ["JUPYTER_TOKEN_FILE"])  # Jupyter reads it whole, so no device or pipe
     pinned = None
-    if not is_loopback(ip) and not args.allow_remote:
+    guarded = not is_loopback(ip) and not args.allow_remote
+    if guarded:
         problem = lab_login_problem(settings, rest, dict(os.environ))
         if problem:
-            raise CliError(
-                f"refusing to start JupyterLab on non-loopback address {ip!r}: {problem}, and anyone who can "
-                "reach this machine could then run code in it. Give a token (--token), or add --allow-remote "
-                "to start it anyway"
-            )
+            raise CliError(lab_refusal(ip, problem))
         if LAB_TOKEN not in settings and not any(os.environ.get(v) for v in ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE")):
             # pinned on the command line, so no config file can empty it
             import secrets
 
             pinned = secrets.token_hex(24)
+    moves = trait_text(settings[LAB_RETRIES]).strip() != "0"  # only when the pass-through allows it
+    busy = None if moves else listen_problem(ip, port)
+    if busy:
+        raise CliError(f"cannot listen on {url_host(ip or '0.0.0.0')} port {port}: {busy}", status=1)
     token = args.token if pinned is None else pinned
-    cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=token, extra=extra)
+    cmd = build_lab_command(notebooks, port=args.port, ip=args.ip, token=token, extra=extra, guarded=guarded)
     query = f"?token={pinned}" if pinned else ""
     print(f"specviz lab: JupyterLab on {shown(notebooks)}", flush=True)
     print(
         f"specviz lab: open http://{url_host(ip or '0.0.0.0')}:{port}/lab{query} "
-        "(Jupyter prints the link with its token below; Ctrl+C to stop)",
+        f"(Jupyter prints the link with its token below{', on another port if this one is taken' if moves else ''}; "
+        "Ctrl+C to stop)",
         flush=True,
     )
     return _run(cmd, cwd=notebooks)
+
+
+def lab_refusal(ip: str, problem: str) -> str:
+    """The one line that refuses an open JupyterLab on a non-loopback address."""
+    return (
+        f"refusing to start JupyterLab on non-loopback address {ip!r}: {problem}, and anyone who can reach this "
+        "machine could then run code in it. Give a token (--token), or add --allow-remote to start it anyway"
+    )
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why a server could not listen on `host` `port` (taken, not allowed, no such address); None when it can."""
+    from tornado.netutil import bind_sockets  # as Jupyter listens
+
+    try:
+        for sock in bind_sockets(port, "" if host == "*" else host):
+            sock.close()
+    except OSError as err:
+        taken = " (another server uses it: give a free --port)" if err.errno == errno.EADDRINUSE else ""
+        return f"{err.strerror or err}{taken}"
+    return None
+
+
+LAB_GUARD = "import specviz.cli; specviz.cli.guarded_lab()"
+"""What `specviz lab` runs on a non-loopback address: `jupyter lab`, judged on the settings it ends with."""
+
+
+def guarded_lab() -> None:
+    """`jupyter lab` (sys.argv) that exits 2 before listening if its final settings (config files too) let anyone in."""
+    from jupyter_server.auth.identity import PasswordIdentityProvider
+    from jupyter_server.serverapp import ServerApp
+    from jupyterlab.labapp import main as jupyter_lab
+
+    listen = ServerApp.init_httpserver  # called once the settings are final, before any socket is bound
+
+    def judged(app: ServerApp) -> None:
+        who = app.identity_provider
+        if type(who) is not PasswordIdentityProvider:  # a config file's own login (or none), which specviz cannot read
+            problem = f"a Jupyter config file sets the login to {type(who).__name__}, which specviz cannot check"
+        elif not (who.token.strip() or who.hashed_password.strip()):
+            empty = "empty" if not who.token else "only spaces"
+            problem = (
+                f"the token Jupyter ends with is {empty} and no password is set (a Jupyter config file in a folder "
+                "`jupyter --paths` lists wins over $JUPYTER_TOKEN; --token wins over the config files)"
+            )
+        else:
+            return listen(app)
+        print(f"specviz lab: error: {lab_refusal(app.ip, problem)}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_USAGE)
+
+    ServerApp.init_httpserver = judged
+    sys.exit(jupyter_lab())
 
 
 def existing_folder(path: Path, what: str) -> Path:
@@ -634,7 +750,7 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
         # Voila's kernels inherit this environment; specviz.i18n starts in $SPECVIZ_LANG.
         os.environ["SPECVIZ_LANG"] = args.lang
     listening = host not in ("", "*", "0.0.0.0", "::")
-    lang = os.environ.get("SPECVIZ_LANG") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
+    lang = env_language(os.environ.get("SPECVIZ_LANG"))
     print(f"specviz dashboard: serving {shown(notebook)} (language: {lang})", flush=True)
     print("", flush=True)
     print(f"    Dashboard URL:  http://{url_host(host if listening else LOOPBACK)}:{port}/", flush=True)
@@ -651,15 +767,19 @@ def cmd_models_list(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     if extra:
         raise CliError(f"`specviz models list` takes no extra arguments, got {' '.join(extra)}")
-    print(f"models (cache: {catalog.cache_root() / 'models'})")
+    try:
+        print(f"models (cache: {catalog.cache_root() / 'models'})")
+    except catalog.CacheError as err:  # a blank SPECVIZ_CACHE, or ~user with no such user
+        raise CliError(str(err)) from None
     for name, entry in sorted(catalog.MODELS.items()):
         found = catalog.state(name)
         print(f"  {name:<16} {entry.size / 1e6:>5.0f} MB  {entry.license:<11} {_model_status(found)}")
         print(f"  {'':<16} {entry.description}")
-        if found.leftovers:
+        if found.leftovers:  # stray space: what interrupted fetches and killed conversions left
             size = catalog.leftover_bytes(found)
             size_text = f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{size} bytes"
-            print(f"  {'':<16} {size_text} left by an interrupted fetch: `specviz models fetch {name}` clears it")
+            by = " and ".join(sorted({catalog.left_by(p) for p in found.leftovers}))
+            print(f"  {'':<16} {size_text} left by {by}: `specviz models fetch {name}` clears it")
     return 0
 
 
@@ -681,6 +801,7 @@ def cmd_models_fetch(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
     try:
         catalog.get(args.name)
+        catalog.cache_root()  # a blank SPECVIZ_CACHE, or ~user with no such user: refused like a bad option
     except ValueError as err:
         raise CliError(str(err)) from None
     try:
@@ -887,7 +1008,9 @@ def cmd_vllm_stats(args, extra=()) -> int:
         else:
             for interval in watch_vllm(args.url, args.watch, args.count, args.timeout, **how):
                 show(interval)
-    except (ValueError, TypeError, OSError) as e:  # OSError: ConnectionError, and a closed stdout
+    except (ValueError, TypeError, OSError) as e:  # OSError: ConnectionError (a closed stdout ends in main)
+        if getattr(e, "on_stdout", False):
+            raise
         print(f"specviz vllm-stats: error: {' '.join(str(e).split())}", file=sys.stderr, flush=True)
         return 1
     except ImportError as e:  # prometheus_client missing from an older or partial install
@@ -921,7 +1044,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="open the notebooks in JupyterLab",
         description="Start JupyterLab on the notebooks folder (no browser is opened).",
     )
-    lab.add_argument("--port", type=_port, default=DEFAULT_LAB_PORT, help="port (default %(default)s)")
+    lab.add_argument(
+        "--port",
+        type=_port,
+        default=DEFAULT_LAB_PORT,
+        help="port (default %(default)s; if taken: an error, not another)",
+    )
     lab.add_argument("--ip", default=LOOPBACK, help="address to bind (default %(default)s)")
     lab.add_argument(
         "--token",
@@ -932,7 +1060,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-remote",
         action="store_true",
         help="allow a non-loopback --ip with an empty or blank token and no password (no authentication at all); "
-        "without it the guard judges the final settings, arguments after -- included",
+        "without it the guard judges the settings Jupyter ends with: arguments after --, $JUPYTER_TOKEN and its "
+        "config files",
     )
     lab.set_defaults(func=cmd_lab)
 
@@ -1012,8 +1141,69 @@ def command_prog(args: argparse.Namespace) -> str:
     return " ".join(w for w in words if w)
 
 
+OUTPUT_COMMANDS = ("run", "models", "vllm-stats")
+"""The commands whose printed text is their result: refused when standard output is closed."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """`specviz ARGV`'s exit status: quiet 141 on a closed pipe, one line on a full disk (1) or Ctrl+C (130)."""
+    prog, stdout = ["specviz"], sys.stdout
+    sys.stdout = Output(stdout) if stdout is not None else None
+    try:
+        try:
+            return run_command(list(sys.argv[1:] if argv is None else argv), prog)
+        finally:
+            out, sys.stdout = sys.stdout, stdout
+            if isinstance(out, Output):
+                out.flush()  # a closed pipe or a full disk shows here, not as a traceback at exit
+                if out.failed:  # a write whose error was swallowed (argparse's help does)
+                    raise out.failed
+    except KeyboardInterrupt:
+        return stop(prog[0], "interrupted (Ctrl+C)", 130)
+    except OSError as err:
+        if not getattr(err, "on_stdout", False):
+            raise
+        if stdout is sys.__stdout__:  # the flush at exit then writes what is left to /dev/null, not a traceback
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stdout.fileno())
+            os.close(null)
+        return 141 if err.errno == errno.EPIPE else stop(prog[0], f"error: cannot write the output: {err.strerror}", 1)
+
+
+class Output:
+    """sys.stdout while a command runs: the same stream, whose write errors say they are the output's."""
+
+    def __init__(self, stream):
+        self.stream, self.failed = stream, None
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+    def write(self, text):
+        return self.marked(self.stream.write, text)
+
+    def flush(self):
+        return self.marked(self.stream.flush)
+
+    def marked(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as err:
+            err.on_stdout, self.failed = True, err  # type: ignore[attr-defined]
+            raise
+
+
+def stop(prog: str, message: str, status: int) -> int:
+    """Say `message` on stderr as `prog` (if stderr can still be written) and return `status`."""
+    try:
+        print(f"{prog}: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return status
+
+
+def run_command(argv: list[str], prog: list[str]) -> int:
+    """Parse `argv` and run its command (prog[0] becomes the name errors are reported under)."""
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -1021,17 +1211,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     one_line_errors(parser)
     args, unknown = parser.parse_known_args(argv)
+    prog[0] = command_prog(args)
     if unknown:  # named by the sub-command they were given to
         hint = " (arguments for the server go after a lone --)" if args.command in ("lab", "dashboard") else ""
-        parser.exit(EXIT_USAGE, f"{command_prog(args)}: error: unrecognized arguments: {' '.join(unknown)}{hint}\n")
+        parser.exit(EXIT_USAGE, f"{prog[0]}: error: unrecognized arguments: {' '.join(unknown)}{hint}\n")
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
     try:
+        if sys.stdout is None and args.command in OUTPUT_COMMANDS:  # print() would drop the result without a word
+            raise CliError("standard output is closed, so the result would be lost: redirect it instead", status=1)
         return args.func(args, extra)
     except CliError as err:
         message = " ".join(line.strip() for line in str(err).splitlines())
-        parser.exit(err.status, f"{command_prog(args)}: error: {message}\n")
+        parser.exit(err.status, f"{prog[0]}: error: {message}\n")
     return 0  # unreachable; keeps type checkers quiet
 
 

@@ -1,6 +1,8 @@
 """The message catalogue: every piece of UI and figure text, in English and Chinese.
 
 `t(key)` returns the text of `key` in the current language; `set_language("zh")` switches.
+The first language comes from $SPECVIZ_LANG, read by `env_language` (any usual spelling of Chinese,
+e.g. zh_CN.UTF-8, gives "zh"; an unknown value gives English, said once).
 Figure builders and widgets read their titles, labels and legends from here, so one
 switch changes the dashboard, the apps and the figures together.
 
@@ -17,6 +19,8 @@ KeyError: "no message 'no.such.key' in specviz.i18n.CATALOGUE"
 from __future__ import annotations
 
 import os
+import re
+import warnings
 
 from .messages import MESSAGES
 
@@ -26,7 +30,36 @@ LANGUAGES = ("en", "zh")
 CATALOGUE: dict[str, dict[str, str]] = MESSAGES
 """key -> {language: text} (the dict of specviz.messages). Text may hold `str.format` fields, filled by `t`."""
 
-_current = os.environ.get("SPECVIZ_LANG", "en") if os.environ.get("SPECVIZ_LANG") in LANGUAGES else "en"
+ENV = "SPECVIZ_LANG"
+"""The environment variable that sets the first language (`specviz dashboard --lang` sets it for Voila's kernels)."""
+_NAMES = {"chinese": "zh", "中文": "zh", "cn": "zh", "english": "en"}
+_warned: set = set()
+
+
+def env_language(value: str | None) -> str:
+    """The language a $SPECVIZ_LANG value asks for; "en" when unset, and for an unknown value (with one warning).
+
+    Case, spaces, a region or script (zh-CN, zh_Hans) and an encoding (zh_CN.UTF-8) do not matter:
+
+    >>> [env_language(v) for v in ("zh", "ZH", " zh", "zh-CN", "zh_CN.UTF-8", "en_US", "", None)]
+    ['zh', 'zh', 'zh', 'zh', 'zh', 'en', 'en', 'en']
+    """
+    text = (value or "").strip()
+    if not text:
+        return "en"
+    low = text.lower()
+    primary = re.split(r"[-_.@\s]", low, maxsplit=1)[0]
+    lang = primary if primary in LANGUAGES else _NAMES.get(low)
+    if lang is not None:
+        return lang
+    if text not in _warned:
+        _warned.add(text)
+        say = f"{ENV}={value!r} is not a language specviz has: English is used (choose one of {', '.join(LANGUAGES)})"
+        warnings.warn_explicit(say, UserWarning, "specviz.i18n", 0)  # one line: no source line to show
+    return "en"
+
+
+_current = env_language(os.environ.get(ENV))
 
 
 def check_language(lang) -> str:
@@ -43,7 +76,7 @@ def set_language(lang: str) -> None:
 
 
 def language() -> str:
-    """The current language code ("en" unless set_language or $SPECVIZ_LANG chose another)."""
+    """The current language code ("en" unless set_language or $SPECVIZ_LANG chose another, see `env_language`)."""
     return _current
 
 

@@ -569,6 +569,37 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "当 p = {p}、q = {q} 时，你的规则只在 {kept} 的比例上保留了草稿；最优值 Σ min(p, q) 是 {optimum}："
         "它丢掉了草稿提出的东西（z = {z}；低于 −{limit} 即判为不通过，误报率 1e-6）。",
     },
+    "exercise.answer_timeout": {
+        "en": "reading your answer took longer than {limit:g} s and was stopped (does its __float__ or __repr__ loop?).",
+        "zh": "读取你的答案超过 {limit:g} 秒，已被中止（它的 __float__ 或 __repr__ 是不是死循环？）。",
+    },
+    "exercise.answer_raised": {"en": "reading your answer raised {error}.", "zh": "读取你的答案时抛出了 {error}。"},
+    "exercise.changed": {
+        "en": "your code changed {names}, which the check itself uses: they are put back, and this check does not "
+        "count. Leave them as they are.",
+        "zh": "你的代码修改了 {names}，而检查本身要用到它们：已恢复原样，这次检查不算数。请不要修改它们。",
+    },
+    "exercise.died": {
+        "en": "the separate process that ran your code ended without an answer (exit code {code}): does it call "
+        "os._exit, or run out of memory?",
+        "zh": "运行你的代码的单独进程没有给出结果就结束了（退出码 {code}）：它是否调用了 os._exit，或者内存耗尽？",
+    },
+    "exercise.ran_process": {
+        "en": "It ran in a separate process, which was ended.",
+        "zh": "它在单独的进程中运行，该进程已被结束。",
+    },
+    "exercise.ran_inline": {
+        "en": 'It ran in this kernel (exercises.budget.MODE = "inline").',
+        "zh": '它在当前内核中运行（exercises.budget.MODE = "inline"）。',
+    },
+    "exercise.ran_alarm": {
+        "en": "It ran in this kernel, stopped by an alarm.",
+        "zh": "它在当前内核中运行，由定时信号中止。",
+    },
+    "exercise.ran_thread": {
+        "en": "It ran in a worker thread of this kernel, where it may still be running.",
+        "zh": "它在当前内核的一个工作线程中运行，可能仍在那里运行。",
+    },
     "exercise.no_more_hints": {
         "en": "No more hints: see solution('{id}').",
         "zh": "没有更多提示了：见 solution('{id}')。",
@@ -592,6 +623,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "predict.empty": {
         "en": "Type a number first (e.g. 0.5, 1/2 or 50%), then reveal.",
         "zh": "请先输入一个数（例如 0.5、1/2 或 50%），再揭晓。",
+    },
+    "predict.too_long": {
+        "en": "{text} is too long for a number: type at most {n} characters, e.g. 0.5, 1/2 or 50%.",
+        "zh": "{text} 太长，不像一个数：最多输入 {n} 个字符，例如 0.5、1/2 或 50%。",
+    },
+    "predict.too_large": {
+        "en": "{text} is too large to compare: type a number between -1e300 and 1e300.",
+        "zh": "{text} 太大，无法比较：请输入 -1e300 到 1e300 之间的数。",
+    },
+    "predict.ambiguous_comma": {
+        "en": "{text} is ambiguous: a comma can group thousands or mark decimals. Type {thousands} or {decimal}.",
+        "zh": "{text} 有歧义：逗号既可以分隔千位，也可以当小数点。请输入 {thousands} 或 {decimal}。",
     },
     "predict.reveal": {"en": "Guess first, then open: the computed value", "zh": "先猜，再展开：计算值"},
     "predict.static_answer": {"en": "Computed: {answer}", "zh": "计算值：{answer}"},

@@ -111,10 +111,14 @@ def short_budget(monkeypatch):
 
 
 @pytest.fixture
-def no_outer_timer():
-    """pytest-timeout's real-time timer paused for the test, so that `check` may use its own alarm (as in a notebook)."""
+def no_outer_timer(monkeypatch):
+    """pytest-timeout's real-time timer paused for the test, so that `check` may use its own alarm (as in a notebook),
+    and the learner's code run inline (in this process: the alarm or the worker thread, not a child process)."""
     import signal
 
+    from specviz.exercises import budget
+
+    monkeypatch.setattr(budget, "MODE", "inline")
     remaining, interval = signal.setitimer(signal.ITIMER_REAL, 0)
     start = time.monotonic()
     yield

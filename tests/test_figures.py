@@ -491,7 +491,7 @@ def test_deferred_pngs_are_saved_then_drawn_or_left_out(tmp_path, monkeypatch):
     from specviz.widgets.snapshot import snapshot_html
 
     fig = F.money_diagram([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
-    monkeypatch.setenv(S.DEFER_ENV, str(tmp_path))
+    monkeypatch.setenv(S.DEFER_ENV, S.defer_into(tmp_path))
     held = S.figure_png(fig)
     assert held.startswith(S.PLACEHOLDER) and len(list(tmp_path.glob("*.json"))) == 1
     bundle = S.StaticImageRenderer().to_mimebundle(fig.to_plotly_json())

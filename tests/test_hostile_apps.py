@@ -1,4 +1,5 @@
-"""Hostile walk (issue 18) of the live app's constructor and of the coupling and draft-tree functions.
+"""Hostile walk (issue 18) of the live app's constructor and of the coupling and draft-tree functions,
+and (issue 35) of the predict box: what a learner types, its answer, tolerance and key.
 
 One parameter at a time is replaced by a hostile value (NaN, ±inf, negatives, huge numbers,
 10^400, whole-looking floats, strings, None, bools for numbers, empty and nested lists, a
@@ -16,6 +17,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -23,7 +25,9 @@ import pytest
 
 from specviz import coupling as C
 from specviz import tree as T
+from specviz.i18n import t
 from specviz.multidraft import multi_draft_output_dist
+from specviz.widgets import prediction as PR
 
 torch = pytest.importorskip("torch")
 lm = pytest.importorskip("specviz.lm")
@@ -400,3 +404,130 @@ def test_the_draft_tree_app_refuses_what_its_sliders_cannot_show(kw, name):
 
     with pytest.raises((ValueError, TypeError), match=name):
         DraftTreeApp(**kw)
+
+
+# -------------------------------------------------------------------------------- the predict box (issue 35)
+
+# what a learner types -> ("value", the number it must read) or ("message", a catalogue key it must show)
+TYPED = {
+    "1e99999999": ("message", "predict.too_large"),  # used to build 10^99999999 exactly: the kernel hung
+    "-1e99999999": ("message", "predict.too_large"),
+    "1e-99999999": ("value", Fraction(0)),  # as a float: 0 (it also hung)
+    "1e999999": ("message", "predict.too_large"),  # used to answer "⚠ OverflowError..."
+    "1e400": ("message", "predict.too_large"),
+    "1e301": ("message", "predict.too_large"),
+    "1e300": ("value", Fraction(10) ** 300),
+    "1e-400": ("value", Fraction(1, 10**400)),  # read exactly up to 10^±400
+    "1e-401": ("value", Fraction(0)),
+    "1e" + "9" * 90: ("message", "predict.too_large"),
+    "1e-" + "9" * 90: ("value", Fraction(0)),
+    "1e99999999%": ("message", "predict.too_large"),
+    "9" * 99: ("value", Fraction(10**99 - 1)),
+    "9" * 101: ("message", "predict.too_long"),
+    "1" * 1_000_000: ("message", "predict.too_long"),  # a pasted page
+    "1/" + "3" * 97: ("value", Fraction(1, int("3" * 97))),
+    "1,000": ("message", "predict.ambiguous_comma"),  # used to read 1
+    "-2,500": ("message", "predict.ambiguous_comma"),
+    "1,000%": ("message", "predict.ambiguous_comma"),
+    "1，000": ("message", "predict.ambiguous_comma"),  # a full-width comma
+    "1,000,000": ("value", Fraction(10**6)),
+    "12,345.5": ("value", Fraction(24691, 2)),
+    "0,500": ("value", Fraction(1, 2)),  # a leading 0 groups no thousands: a decimal comma
+    "0,52": ("value", Fraction(13, 25)),
+    "12,5": ("value", Fraction(25, 2)),
+    "1,00": ("value", Fraction(1)),
+    "1.000,5": ("message", "predict.not_a_number"),
+    "1,0000": ("value", Fraction(1)),
+    "1_000": ("message", "predict.not_a_number"),
+    "1e": ("message", "predict.not_a_number"),
+    "e5": ("message", "predict.not_a_number"),
+    "--1": ("message", "predict.not_a_number"),
+    "1/0": ("message", "predict.not_a_number"),
+    "0x10": ("message", "predict.not_a_number"),
+    "nan": ("message", "predict.not_a_number"),
+    "inf": ("message", "predict.not_a_number"),
+}
+ERROR_WORDS = ("Error", "Traceback", "Exception")
+HEADS = {  # what each message says (in English)
+    "predict.too_large": "is too large to compare",
+    "predict.too_long": "is too long for a number",
+    "predict.ambiguous_comma": "is ambiguous",
+    "predict.not_a_number": "is not a number",
+}
+
+
+def typed_outcome(box, text, want) -> tuple[str, str]:
+    """OK when the box read `text` as the number it must, or showed the message it must (short, no exception)."""
+    result, error, hung = run_with_timeout(lambda: box.check(text))
+    if hung:
+        return "HANG", f"no answer in {CALL_TIMEOUT_S} s"
+    if error is not None:
+        return "OBSCURE", f"{type(error).__name__}: {error}"
+    kind, expected = want
+    message = box.message_text
+    if any(w in message for w in ERROR_WORDS) or len(message) > 300:
+        return "OBSCURE", message[:200]
+    if kind == "value":
+        if result is None or box.last_guess != expected:
+            return "SILENT", f"read {box.last_guess!r}, message {message[:120]!r}"
+        return "OK", ""
+    if result is not None or HEADS[expected] not in message:
+        return "SILENT", f"returned {result!r}, read {box.last_guess!r}, message {message[:120]!r}"
+    return "GOOD_ERROR", ""
+
+
+PREDICT_GOOD = dict(question="P(cat)?", answer=Fraction(13, 25), tol=0.01, unit=None, lang="en", key=None)
+PREDICT_HOSTILE = {
+    "answer": [10**400, -(10**400), Fraction(10**400, 3), 1e305, math.nan, math.inf, "0.5", None, True, [0.5]],
+    "tol": [10**400, 1e305, -0.1, math.nan, math.inf, "0.1", True],
+    "key": [5, "", "  ", b"k", ["k"]],
+    "lang": ["fr", "ZH", 1],
+    "question": ["", None, 5, {"fr": "x"}],
+}
+PREDICT_NAMES = {"answer": ("answer",), "tol": ("tol",), "key": ("key",), "lang": ("lang",), "question": ("question",)}
+
+
+@pytest.mark.timeout(120)
+def test_hostile_walk_of_the_predict_box(monkeypatch):
+    """Typed answers end in a value read or a one-line message, at once; bad arguments name themselves."""
+    monkeypatch.setattr(PR, "_KEYS", {}, raising=False)
+    table, bad = collections.defaultdict(collections.Counter), []
+    box = PR.predict("P?", 0.5, lang="en")
+    for text, want in TYPED.items():
+        start = time.perf_counter()
+        outcome, detail = typed_outcome(box, text, want)
+        if outcome in ("OK", "GOOD_ERROR") and time.perf_counter() - start > 1.0:
+            outcome, detail = "HANG", f"took {time.perf_counter() - start:.1f} s"
+        record(table, bad, "predict.check", short(text), outcome, detail)
+    for param, values in PREDICT_HOSTILE.items():
+        for value in values:
+            kw = {**PREDICT_GOOD, param: value}
+            outcome, detail = classify(lambda kw=kw: PR.predict(**kw), PREDICT_NAMES[param], lambda b: False)
+            record(table, bad, "predict", f"{param}={short(value)}", outcome, detail)
+    print("\n" + "\n".join(f"{s:26}{dict(c)}" for s, c in sorted(table.items())))
+    assert not bad, "\n".join(bad)
+
+
+def test_two_boxes_with_one_key_are_refused_and_a_rerun_is_the_same_box(monkeypatch):
+    monkeypatch.setattr(PR, "_KEYS", {}, raising=False)
+    first = PR.predict({"en": "Z?", "zh": "Z 是多少？"}, Fraction(1, 5), key="nb05.z")
+    again = PR.predict({"en": "Z?", "zh": "Z 是多少？"}, Fraction(1, 5), key="nb05.z")  # the cell run again
+    assert first.key == again.key == "nb05.z"
+    with pytest.raises(ValueError, match=r"key 'nb05.z' is already used by another predict box"):
+        PR.predict("What is p(cat)?", 0.6, key="nb05.z")
+    assert PR.predict("What is p(cat)?", 0.6, key="nb05.p").key == "nb05.p"
+
+
+def test_a_long_or_huge_guess_is_quoted_short_in_both_languages():
+    for lang, words in (("en", "too long"), ("zh", "太长")):
+        box = PR.predict("P?", 0.5, lang=lang)
+        assert box.check("7" * 10_000) is None
+        assert words in box.message_text and len(box.message_text) < 200 and "…" in box.message_text
+    box = PR.predict("P?", 0.5, lang="zh")
+    assert box.check("1,000") is None and "有歧义" in box.message_text and "1000" in box.message_text
+    assert box.check("1e999999") is None and "太大" in box.message_text and "Error" not in box.message_text
+
+
+def test_the_walks_message_heads_are_the_catalogues():
+    for key, head in HEADS.items():
+        assert head in t(key, "en", text="'x'", n=100, thousands="1000", decimal="1.000"), key

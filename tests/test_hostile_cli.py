@@ -8,10 +8,15 @@ No server is ever started: `cli._run` (the exec) is replaced by a recorder. `pyt
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 
 import pytest
@@ -48,6 +53,7 @@ def launches(monkeypatch):
     """The commands `specviz lab` / `dashboard` would exec (none is started)."""
     started: list[list[str]] = []
     monkeypatch.setattr(cli, "_run", lambda cmd, cwd: started.append(cmd) or 0)
+    monkeypatch.setattr(cli, "listen_problem", lambda host, port: None)  # 8888 may be taken here: its own test below
     for name in ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE"):
         monkeypatch.delenv(name, raising=False)
     return started
@@ -59,13 +65,16 @@ def call(argv: list[str], capsys) -> tuple[int, str, str]:
         code = cli.main(list(argv))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
+    except (KeyboardInterrupt, OSError) as exc:  # what Python would print as a traceback
+        code, out, err = 1, *capsys.readouterr()
+        return code, out, f"{err}Traceback (most recent call last): {exc!r}\n"
     out, err = capsys.readouterr()
     return code, out, err
 
 
 def lab_final(cmd: list[str]) -> dict[str, list[str]]:
     """Every value each setting gets on a `jupyter lab` command line, read as traitlets reads it."""
-    settings, _ = cli.read_traitlets_args(cmd[4:], cli.LAB_ALIASES, cli.LAB_FLAGS)
+    settings, _ = cli.read_traitlets_args(cmd[cmd.index("--no-browser") :], cli.LAB_ALIASES, cli.LAB_FLAGS)
     final: dict[str, list[str]] = {}
     for key, value, _ in settings:
         final.setdefault(key, []).append(value)
@@ -172,6 +181,113 @@ def test_lab_guard_reads_jupyters_token_variables(tmp_path, launches, monkeypatc
         if expect == "ok" and launches and cli.LAB_TOKEN in lab_final(launches[-1]):
             kind = "SILENT"  # Jupyter's own $JUPYTER_TOKEN is kept, not replaced
         outcomes.append((kind, env, err.strip()))
+        launches.clear()
+    record(outcomes)
+
+
+class Hung(BaseException):
+    """Raised by the alarm of `within` (a BaseException, so no `except OSError` on the way takes it)."""
+
+
+def within(seconds: int, fn):
+    """fn() or, when it does not return within `seconds` (a read blocked on a pipe), 'HANG'."""
+
+    def hang(signum, frame):
+        raise Hung
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        return fn()
+    except Hung:
+        return "HANG"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_lab_refuses_a_token_file_jupyter_could_not_use(tmp_path, launches, monkeypatch, capsys):
+    """Jupyter reads $JUPYTER_TOKEN_FILE whole (a device never ends, a named pipe with no writer never answers):
+    specviz refuses anything but a small regular file of printable text, on every address, without blocking."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "big").write_text("a" * 5000)
+    (tmp_path / "nul").write_bytes(b"ab\0cd")
+    (tmp_path / "latin").write_bytes(b"caf\xe9")
+    (tmp_path / "good").write_text("s3cret\n")
+    refused = ["/dev/zero", "/dev/urandom", str(fifo), *(str(tmp_path / n) for n in ("big", "nul", "latin"))]
+    outcomes = []
+    for path, expect in [*((p, "error") for p in refused), (str(tmp_path / "good"), "ok")]:
+        for ip in ("0.0.0.0", "127.0.0.1"):
+            monkeypatch.setenv("JUPYTER_TOKEN_FILE", path)
+            argv = ["lab", "--notebooks", str(tmp_path), "--ip", ip]
+            result = within(10, lambda: call(argv, capsys))  # noqa: B023 (called at once)
+            if result == "HANG":
+                outcomes.append(("HANG", (path, ip), ""))
+                continue
+            code, _, err = result
+            kind = "SILENT" if expect == "error" and launches else classify(code, err, expect, "specviz lab")
+            if expect == "ok" and launches and cli.LAB_TOKEN in lab_final(launches[-1]):
+                kind = "SILENT"  # Jupyter reads the file itself: nothing replaces it
+            outcomes.append((kind, (path, ip), err.strip()))
+            launches.clear()
+    record(outcomes)
+
+
+LISTEN = cli.listen_problem
+
+
+def test_lab_never_moves_to_another_port_than_it_prints(tmp_path, launches, monkeypatch, capsys):
+    """A taken --port is refused in one line before Jupyter starts (Jupyter, told port_retries=0, would fail too,
+    not serve on P+1 under the URL printed with P); a pass-through --port-retries is kept and the line says so."""
+    monkeypatch.setattr(cli, "listen_problem", LISTEN)
+    outcomes = []
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        cases = [
+            (["--port", port], "error", "0"),
+            (["--port", port, "--ip", "0.0.0.0"], "error", "0"),
+            (["--", f"--ServerApp.port={port}"], "error", "0"),
+            (["--port", port, "--", "--NotebookApp.port_retries=0"], "error", "0"),
+            (["--port", port, "--", "--port-retries=3"], "ok", "3"),
+        ]
+        for argv, expect, retries in cases:
+            code, out, err = call(["lab", "--notebooks", str(tmp_path), *argv], capsys)
+            kind = "SILENT" if expect == "error" and launches else classify(code, err, expect, "specviz lab")
+            if expect == "error" and "Address already in use" not in err:
+                kind = "OBSCURE" if kind == "GOOD_ERROR" else kind
+            if expect == "ok" and (lab_final(launches[-1])[cli.LAB_RETRIES] != [retries] or "another port" not in out):
+                kind = "SILENT"
+            outcomes.append((kind, argv, err.strip() or out.strip()))
+            launches.clear()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    code, out, err = call(["lab", "--notebooks", str(tmp_path), "--port", port], capsys)  # free again: started
+    kind = classify(code, err, "ok", "specviz lab") if launches else "OBSCURE"
+    if launches and lab_final(launches[-1])[cli.LAB_RETRIES] != ["0"]:
+        kind = "SILENT"
+    record([*outcomes, (kind, "a free port", err.strip())])
+
+
+def test_lab_off_loopback_runs_jupyter_judged_on_its_final_settings(tmp_path, launches, capsys):
+    """Off loopback Jupyter starts through cli.guarded_lab, which judges the settings Jupyter ends with (config
+    files included: test_lab_guard_judges_what_jupyter_will_use runs it); on loopback as plain `jupyter lab`."""
+    outcomes = []
+    for argv, guarded in [
+        (["--ip", "0.0.0.0"], True),
+        (["--ip", "0.0.0.0", "--token", "t"], True),
+        (["--", "--ip=10.0.0.1", "--IdentityProvider.token=t"], True),
+        ([], False),
+        (["--ip", "0.0.0.0", "--token", "", "--allow-remote"], False),
+    ]:
+        code, _, err = call(["lab", "--notebooks", str(tmp_path), *argv], capsys)
+        kind = classify(code, err, "ok", "specviz lab") if launches else "OBSCURE"
+        if launches and launches[-1][1:3] != (["-c", cli.LAB_GUARD] if guarded else ["-m", "jupyter"]):
+            kind = "SILENT"
+        outcomes.append((kind, argv, err.strip() or (launches[-1][:3] if launches else "")))
         launches.clear()
     record(outcomes)
 
@@ -412,6 +528,274 @@ def test_subcommands_as_processes(tmp_path):
             continue
         err = err_bytes.decode("utf-8", "backslashreplace")
         outcomes.append((classify(p.returncode, err, "error", prog), argv, err.strip()[-600:]))
+    record(outcomes)
+
+
+# ------------------------------------------------------------------------------ how a command ends (issue 35)
+
+
+class BrokenOutput:
+    """A standard output whose every write fails with `number` (EPIPE: the reader left; ENOSPC: the disk is full)."""
+
+    def __init__(self, number: int):
+        self.number = number
+
+    def write(self, text):
+        raise OSError(self.number, os.strerror(self.number))
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("errno_name", ["EPIPE", "ENOSPC"])
+def test_output_that_cannot_be_written_ends_in_one_line(tmp_path, monkeypatch, capsys, errno_name):
+    """A closed pipe: exit 141 (as SIGPIPE) without a word; a full disk: one line saying so, exit 1; every command."""
+    from types import SimpleNamespace
+
+    from specviz.lm import vllm
+
+    number = getattr(errno, errno_name)
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    reading = SimpleNamespace(seconds=0, engines=[], model="m", url="http://x/metrics", summary=lambda: "α 0.5")
+    monkeypatch.setattr(vllm, "read_vllm_metrics", lambda *args, **kwargs: reading)
+    cases = [
+        (["--version"], "specviz"),
+        (["vllm-stats", "http://x"], "specviz vllm-stats"),  # its own `except OSError` leaves stdout's to main
+        (["--help"], "specviz"),
+        (["models", "list"], "specviz models list"),
+        (["notebooks", str(tmp_path / "nb")], "specviz notebooks"),
+        (["lab", "--notebooks", str(tmp_path), "--ip", "0.0.0.0", "--token", ""], "specviz lab"),  # stderr only
+    ]
+    outcomes = []
+    for argv, prog in cases:
+        with monkeypatch.context() as m:
+            m.setattr(sys, "stdout", BrokenOutput(number))
+            code, _, err = call(argv, capsys)
+        if argv[0] == "lab":  # refused on stderr, before any output: the refusal stands
+            kind = classify(code, err, "error", prog)
+        elif errno_name == "EPIPE":
+            kind = "OK" if code == 141 and not err else "SILENT" if code == 0 else "OBSCURE"
+        else:
+            kind = classify(code, err, "error", prog)
+            kind = "OBSCURE" if kind == "GOOD_ERROR" and "No space left on device" not in err else kind
+        outcomes.append((kind, argv, f"exit {code}: {err.strip()}"))
+    record(outcomes)
+
+
+def test_a_closed_standard_output_is_no_success(tmp_path, monkeypatch, capsys):
+    """`specviz run >&-`: Python's print() drops the text without a word, so a command whose output is its result
+    refuses before it starts (no model loaded); one whose result is files or a server still runs."""
+    import specviz.lm.loading as loading
+
+    monkeypatch.setattr(loading, "load_pair", lambda *a, **k: pytest.fail("a model was loaded with nowhere to print"))
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    cases = [
+        (["run", "--max-new-tokens", "2"], "error", "specviz run"),
+        (["models", "list"], "error", "specviz models list"),
+        (["vllm-stats", "http://127.0.0.1:1/metrics"], "error", "specviz vllm-stats"),
+        (["notebooks", str(tmp_path / "nb")], "ok", "specviz notebooks"),
+    ]
+    outcomes = []
+    for argv, expect, prog in cases:
+        with monkeypatch.context() as m:
+            m.setattr(sys, "stdout", None)
+            code, _, err = call(argv, capsys)
+        kind = classify(code, err, expect, prog)
+        if expect == "ok" and not (tmp_path / "nb" / "dashboard.ipynb").is_file():
+            kind = "SILENT"
+        outcomes.append((kind, argv, err.strip()))
+    record(outcomes)
+
+
+def test_ctrl_c_ends_in_one_line_with_status_130(tmp_path, monkeypatch, capsys):
+    """Ctrl+C while a command works (a load, a listing, a fetch): exit 130 and `specviz CMD: interrupted (Ctrl+C)`."""
+    import specviz.lm.loading as loading
+    from specviz.lm import catalog
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    cases = [
+        (["run", "--max-new-tokens", "2"], "specviz run", (loading, "load_pair")),
+        (["models", "list"], "specviz models list", (catalog, "state")),
+        (["models", "fetch", "smollm2-135m"], "specviz models fetch", (catalog, "fetch")),
+        (["notebooks", str(tmp_path / "nb")], "specviz notebooks", (cli, "packaged_notebooks")),
+    ]
+    outcomes = []
+    for argv, prog, (owner, name) in cases:
+        with monkeypatch.context() as m:
+            m.setattr(owner, name, interrupt)
+            code, _, err = call(argv, capsys)
+        kind = "OK" if code == 130 and err == f"{prog}: interrupted (Ctrl+C)\n" else "OBSCURE"
+        outcomes.append((kind, argv, f"exit {code}: {err.strip()}"))
+    record(outcomes)
+
+
+def close_stdout():  # run in the child before Python starts: `specviz ... >&-`
+    os.close(1)
+
+
+@pytest.mark.slow
+def test_pipes_and_full_disks_as_processes(tmp_path):
+    """The issue's cases as real processes: `| head -c1` (the reader gone before the result), `> /dev/full` and
+    `>&-`: never a traceback, never a silent success."""
+    env = {**os.environ, "SPECVIZ_CACHE": str(tmp_path / "cache")}
+    run = ["run", "--max-new-tokens", "4", "--device", "cpu"]
+    cases = [  # (argv, stdout: a pipe closed at once / /dev/full / closed, the exit status, prog)
+        ([*run, "--json"], "gone", 141, "specviz run"),
+        (["models", "list"], "gone", 141, "specviz models list"),
+        (["notebooks", str(tmp_path / "nb")], "gone", 141, "specviz notebooks"),
+        (["--help"], "gone", 141, "specviz"),
+        (run, "full", 1, "specviz run"),
+        (["models", "list"], "full", 1, "specviz models list"),
+        (["--version"], "full", 1, "specviz"),
+        (run, "closed", 1, "specviz run"),
+    ]
+    procs = []
+    for argv, out, want, prog in cases:
+        with open("/dev/full" if out == "full" else os.devnull, "wb") as sink:
+            p = subprocess.Popen(
+                [*PY, *argv],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE if out == "gone" else sink,
+                stderr=subprocess.PIPE,
+                preexec_fn=close_stdout if out == "closed" else None,
+            )
+        if out == "gone":
+            p.stdout.close()
+        procs.append((p, argv, out, want, prog))
+    outcomes = []
+    for p, argv, out, want, prog in procs:
+        try:
+            _, err_bytes = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            outcomes.append(("HANG", (argv, out), ""))
+            continue
+        err = "\n".join(line for line in err_bytes.decode("utf-8", "replace").splitlines() if "Loading" not in line)
+        if "Traceback" in err or "Exception ignored" in err:
+            kind = "OBSCURE"
+        elif p.returncode != want:
+            kind = "SILENT" if p.returncode == 0 else "OBSCURE"
+        elif want == 141:
+            kind = "OK" if not err.strip() else "OBSCURE"
+        else:
+            kind = classify(p.returncode, err, "error", prog)
+        outcomes.append((kind, (argv, out), f"exit {p.returncode}: {err.strip()[-600:]}"))
+    record(outcomes)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_load_and_a_run_as_a_process():
+    """SIGINT while `specviz run` imports torch and loads the pair (2 s in), and once the pair is loaded (its
+    progress bars done) while it generates: exit 130 and one line, no KeyboardInterrupt traceback."""
+    argv = [*PY, "run", "--max-new-tokens", "240", "--ignore-eos", "--device", "cpu"]  # some seconds of work
+    outcomes = []
+    for when in ("loading", "running"):
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = b""
+        if when == "loading":
+            time.sleep(2.0)
+        else:  # the second "Loading weights" bar (the draft) has ended: the pair is loaded
+            while p.poll() is None and err.count(b"Loading weights") < 2 or not err.endswith(b"\n"):
+                chunk = p.stderr.read1(4096)
+                err += chunk
+                if not chunk:
+                    break
+            time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, rest = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            outcomes.append(("HANG", when, ""))
+            continue
+        text = (err + rest).decode("utf-8", "replace")
+        last = [line for line in text.splitlines() if line.strip()][-1:]
+        # -SIGINT: Python ends so when the Ctrl+C landed in code run by a C import (torch's); a shell shows 130 too
+        if "Traceback" in text or p.returncode not in (130, -signal.SIGINT):
+            kind = "SILENT" if p.returncode == 0 else "OBSCURE"
+        else:
+            kind = "OK" if last == ["specviz run: interrupted (Ctrl+C)"] and not out else "OBSCURE"
+        outcomes.append((kind, when, f"exit {p.returncode}: {text.strip()[-600:]}"))
+    record(outcomes)
+
+
+LAB_CONFIGS = {  # a Jupyter config file that empties the login, beside JUPYTER_TOKEN=s3cret (None: no file)
+    "server py": ("jupyter_server_config.py", "c.IdentityProvider.token = ''\n"),
+    "lab py, old name": ("jupyter_lab_config.py", "c.ServerApp.token = ''\n"),
+    "notebook json": ("jupyter_notebook_config.json", '{"NotebookApp": {"token": ""}}'),
+    "spaces": ("jupyter_server_config.json", '{"IdentityProvider": {"token": "   "}}'),
+    "another login": (
+        "jupyter_config.py",
+        "c.ServerApp.identity_provider_class = 'jupyter_server.auth.IdentityProvider'",
+    ),
+    "no config file": None,
+}
+
+
+def http_status(url: str) -> int | None:
+    """The HTTP status `url` answers with; None when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return None
+
+
+@pytest.mark.slow
+def test_lab_guard_judges_what_jupyter_will_use(tmp_path):
+    """The issue's case with a real JupyterLab on 0.0.0.0: $JUPYTER_TOKEN=s3cret and a config file that empties the
+    token. Refused in one line before Jupyter listens (it used to answer /api/status without a token); with no such
+    file the server starts and /api/status needs $JUPYTER_TOKEN."""
+    pytest.importorskip("jupyterlab")
+    from conftest import free_port
+
+    procs = []
+    for name, config in LAB_CONFIGS.items():
+        home = tmp_path / name.replace(" ", "_").replace(",", "")
+        (home / "config").mkdir(parents=True)
+        (home / "nb").mkdir()
+        if config is not None:
+            (home / "config" / config[0]).write_text(config[1])
+        env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOKEN_FILE"}
+        env |= {"JUPYTER_TOKEN": "s3cret", "JUPYTER_CONFIG_DIR": str(home / "config")}
+        env |= {"JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "ws")}
+        port = free_port()
+        argv = ["lab", "--ip", "0.0.0.0", "--port", str(port), "--notebooks", str(home / "nb")]
+        log = open(home / "log", "wb")  # noqa: SIM115 (closed below)
+        p = subprocess.Popen([*PY, *argv], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        procs.append((name, config, p, port, log, home / "log"))
+    outcomes = []
+    deadline = time.monotonic() + 150
+    for name, config, p, port, log, log_path in procs:
+        status = None
+        while p.poll() is None and time.monotonic() < deadline and status is None:
+            status = http_status(f"http://127.0.0.1:{port}/api/status") or time.sleep(0.5)
+        text = log_path.read_text("utf-8", "replace")
+        if status is not None:  # it serves: only right with no config file and the token enforced
+            with_token = http_status(f"http://127.0.0.1:{port}/api/status?token=s3cret")
+            kind = "OK" if config is None and status in (401, 403) and with_token == 200 else "SILENT"
+        elif p.returncode is None:
+            kind = "HANG"
+        else:
+            kind = classify(p.returncode, text, "error", "specviz lab") if config else "OBSCURE"
+            kind = "OBSCURE" if kind == "GOOD_ERROR" and "refusing" not in text else kind
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        log.close()
+        outcomes.append((kind, name, f"{status=}, exit {p.returncode}: {text.strip()[-500:]}"))
     record(outcomes)
 
 

@@ -18,14 +18,24 @@ Every answer of the fixed hostile list goes to every registered exercise; the an
 time (a sleep, an endless loop, a loop that swallows exceptions) go to one exercise per kind. The
 walk runs as in a notebook (no timer armed, so `check` stops the learner's code with its alarm), and
 once more, for the exercises whose answers are code, with a timer armed (so `check` uses its worker
-thread).
+thread), and once more in a child process (`budget.MODE = "process"`, the default on Linux).
+
+Issue 35 adds what only a child process stops (learner code that catches BaseException in a loop,
+disarms or ignores SIGALRM, spends minutes in one C call, calls os._exit, or answers with a number
+whose __float__ or __repr__ loops), learner code that replaces what the grade uses (np.allclose, the
+audit's own tests), a kernel killed with kill -9 during a check, and `audit`'s knobs (`efficiency`,
+`joint` as real bools, drafts of the wrong length refused, not skipped).
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import os
 import signal
+import subprocess
 import sys
+import textwrap
 import time
 from collections import Counter
 from decimal import Decimal
@@ -35,8 +45,9 @@ from unittest import mock
 import numpy as np
 import pytest
 
+import specviz as sv
 from specviz import exercises
-from specviz.exercises import core
+from specviz.exercises import budget, core
 from specviz.i18n import set_language
 
 BUDGET_S = 0.5  # the time budget of the learner's code during the walk (the defaults are seconds)
@@ -367,6 +378,13 @@ def walk_arguments() -> list[tuple[str, str, str]]:
     return seen
 
 
+def use_mode(monkeypatch, mode: str) -> None:
+    """Run the learner's code `mode` ("process" or "inline"); a child process is tried on Linux only, its default."""
+    if mode == "process" and not sys.platform.startswith("linux"):
+        pytest.skip("the child process mode is the default on Linux only (forking is unsafe on macOS)")
+    monkeypatch.setattr(budget, "MODE", mode)
+
+
 @pytest.fixture
 def short_budget(monkeypatch):
     """The walk's time budget for the learner's code, and English messages."""
@@ -377,12 +395,14 @@ def short_budget(monkeypatch):
     exercises.reset_hints()
 
 
-@pytest.fixture(params=["alarm", "worker"])
-def timer_mode(request):
-    """Walk as in a notebook (no real-time timer armed: `check` uses its alarm) and with one armed (its worker thread).
+@pytest.fixture(params=["alarm", "worker", "process"])
+def timer_mode(request, monkeypatch):
+    """Walk as in a notebook (no real-time timer armed: `check` uses its alarm), with one armed (its worker thread),
+    and with the learner's code in a child process (`budget.MODE = "process"`, the default on Linux).
 
     pytest-timeout arms one for every test; for the "alarm" walk it is paused, and re-armed afterwards.
     """
+    use_mode(monkeypatch, "process" if request.param == "process" else "inline")
     remaining, interval = signal.getitimer(signal.ITIMER_REAL)
     if request.param == "alarm":
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -401,7 +421,11 @@ def test_the_hostile_walk_finds_nothing_obscure_silent_or_hanging(short_budget, 
     import specviz
 
     specviz.audit(specviz.correct_verifier, (0.5, 0.5), (0.5, 0.5), n=1000)  # scipy loaded before the timed calls
-    seen = walk(full=timer_mode == "alarm")  # the worker walk: only the answers that are code
+    seen = walk(full=timer_mode == "alarm")  # the worker and process walks: only the answers that are code
+    if timer_mode == "process":  # and the answers a child process reads (objects, tensors) for one number exercise
+        ex = next(ex for ex in ALL if ex.kind == "number")
+        seen += [probe_check(ex.id, label, answer, False) for label, answer in hostile_answers()]
+        seen += [probe_check(ex.id, f"right: {label}", answer, True) for label, answer in right_answers(ex)]
     counts = Counter(outcome for _, outcome, _ in seen)
     summary = ", ".join(f"{k} {counts[k]}" for k in sorted(counts))
     print(f"\nexercises walk ({timer_mode}): {len(seen)} probes, {summary}")
@@ -425,3 +449,382 @@ def test_the_judges_can_fail(monkeypatch):
     assert judge_argument(lambda: [1], "notebook", False)[0] == "SILENT"
     assert judge_argument(raises(TypeError("unsupported operand")), "k", False)[0] == "OBSCURE"
     assert judge_argument(raises(ValueError("k=0 is out of range")), "k", False)[0] == "GOOD_ERROR"
+
+
+# ------------------------------------------------------------------------- learner code that fights the time limit (issue 35)
+
+
+def fighters() -> list[tuple[str, object]]:
+    """(label, function): learner code that no budget inside the kernel can stop; a child process is killed."""
+
+    def catches_base_exception(*args):
+        while True:
+            try:
+                time.sleep(60)
+            except BaseException:  # noqa: BLE001, S110 - the point: code that swallows even OverBudget
+                pass
+
+    def disarms_the_alarm(*args):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        while True:
+            pass
+
+    def ignores_the_alarm(*args):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            pass
+
+    def one_long_c_call(*args):
+        return sum(range(10**11))  # minutes in one C call: no signal handler runs until it returns
+
+    return [
+        ("catches BaseException in a loop", catches_base_exception),
+        ("disarms SIGALRM", disarms_the_alarm),
+        ("ignores SIGALRM", ignores_the_alarm),
+        ("sum(range(10**11))", one_long_c_call),
+    ]
+
+
+class LoopingFloat(float):
+    """A number whose __float__ never returns."""
+
+    def __float__(self):
+        while True:
+            pass
+
+
+class LoopingRepr:
+    """An answer whose __repr__ never returns, and swallows even the alarm that would stop it inline."""
+
+    def __repr__(self):
+        while True:
+            try:
+                time.sleep(60)
+            except BaseException:  # noqa: BLE001, S110 - the point: code that swallows even OverBudget
+                pass
+
+
+class LoopingShape:
+    """An answer whose `shape` never returns (what `check` reads first of a 0-d array or a tensor)."""
+
+    @property
+    def shape(self):
+        while True:
+            pass
+
+
+@pytest.fixture
+def process_mode(monkeypatch, short_budget):
+    """The learner's code in a child process (the default on Linux), with the walk's short budget."""
+    use_mode(monkeypatch, "process")
+
+
+def state_of_this_process() -> tuple:
+    """What learner code could leave behind here: the SIGALRM handler, whether a timer is armed, child processes."""
+    import multiprocessing
+
+    armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    return signal.getsignal(signal.SIGALRM), armed, [c.pid for c in multiprocessing.active_children()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("id", ["3.3", "10.3"], ids=["function", "verifier"])
+def test_code_that_fights_the_time_limit_is_ended_in_a_child_process(process_mode, id):
+    """Each fighter, which hangs the kernel inline, is refused within the budget, saying where it ran."""
+    before = state_of_this_process()
+    for label, f in fighters():
+        feedback, error, seconds = timed(lambda f=f: exercises.check(id, f))
+        assert error is None and seconds < BUDGET_S + MARGIN_S, f"{label}: {error!r} after {seconds:.1f} s"
+        assert not feedback.passed and f"took longer than {BUDGET_S:g} s" in feedback.message, label
+        assert "It ran in a separate process, which was ended." in feedback.message, feedback.message
+        assert state_of_this_process() == before, label
+
+
+@pytest.mark.slow
+def test_code_that_ends_or_kills_its_process_is_told_so(process_mode):
+    def exits(*args):
+        os._exit(3)
+
+    def kills_itself(*args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    before = state_of_this_process()
+    for id in ("3.3", "10.3"):
+        assert "ended without an answer (exit code 3)" in exercises.check(id, exits).message
+        assert "ended without an answer (exit code -9)" in exercises.check(id, kills_itself).message
+    assert state_of_this_process() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["process", "inline"])
+def test_an_answer_whose_float_or_repr_loops_is_read_within_the_budget(short_budget, monkeypatch, mode):
+    """A number exercise's answer, or a function exercise's non-function answer, that loops when it is read."""
+    use_mode(monkeypatch, mode)
+    answers = [("__float__ loops", LoopingFloat(0.3)), ("shape loops", LoopingShape())]
+    if mode == "process":  # inline, a __repr__ that swallows the alarm in a loop hangs: only a child is killed
+        answers.append(("__repr__ loops and swallows BaseException", LoopingRepr()))
+    cases = [(id, a) for id in ("1.1", "3.3") for a in answers if id == "1.1" or a[0] != "shape loops"]  # fmt: no shape
+    for id, (label, answer) in cases:
+        outcome, detail = judge_check(lambda id=id, answer=answer: exercises.check(id, answer), False)
+        assert outcome == "OK" and "reading your answer took longer than 0.5 s" in detail, f"{id} {label}: {detail}"
+
+
+def forging(reply, times: int = 1, then_exit: bool = True):
+    """A learner function that finds the child process's pipe and sends `reply` (bytes) itself, `times` times."""
+
+    def f(*args):
+        import gc
+        from multiprocessing.connection import Connection
+
+        pipe = next(o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed and o.writable)
+        for _ in range(times):
+            pipe.send_bytes(reply)
+        if then_exit:
+            os._exit(0)
+        return np.zeros(len(args[0]))
+
+    return f
+
+
+class RunsCode:
+    """Unpickled, it would call os.getpid: the parent must never build it."""
+
+    def __reduce__(self):
+        return os.getpid, ()
+
+
+@pytest.mark.slow
+def test_a_child_process_that_forges_its_replies_gets_no_pass(process_mode):
+    """What the child sends is read as plain data only, one reply a task after "ready": forging gets no "Correct."."""
+    import pickle
+
+    forged = [
+        ("'ready' for every case", forging(pickle.dumps(("ready",)), times=50)),
+        ("a pickle that runs code", forging(pickle.dumps(("ok", RunsCode())))),
+        ("garbage", forging(b"\x80\x04garbage")),
+        ("an answer of another form", forging(pickle.dumps(("ok", ("(0.2, 0, 0)", (3,)))))),
+        ("a reply too many", forging(pickle.dumps(("ok", None)), times=2, then_exit=False)),
+    ]
+    for label, f in forged:
+        feedback = exercises.check("3.3", f)
+        assert not feedback.passed, f"{label}: {feedback.message}"
+    short = (np.zeros(5, dtype=np.int64), np.zeros(7, dtype=np.int64))  # drafts and tokens of the wrong lengths
+    feedback = exercises.check("10.3", forging(budget.encode(("ok", short))))  # in the form the parent reads
+    assert not feedback.passed and "not an array of token ids" in feedback.message, feedback.message
+    feedback = exercises.check("10.3", forging(pickle.dumps(("ok", short))))  # numpy's own pickles: never built
+    assert not feedback.passed and "ended without an answer" in feedback.message, feedback.message
+
+
+def patching(*targets, returns):
+    """A learner function that replaces each (owner, name) of `targets` with a yes-man, then returns `returns(...)`."""
+
+    def yes(name):
+        return lambda *a, **k: (0.0, 1.0, 1) if name == "_pooled_chisquare" else True
+
+    def f(*args):
+        for owner, name in targets:
+            setattr(owner, name, yes(name))
+        return returns(*args)
+
+    return f
+
+
+def cheats():
+    """(label, exercise id, a wrong answer that replaces what the grade uses, the name the refusal gives inline)."""
+    audit_module = sys.modules["specviz.audit"]  # `import specviz.audit` gives the function that specviz exports
+
+    zeros = lambda p, q: np.zeros(len(p))  # noqa: E731 - 3.3's residual is not all zeros
+    off_by_one = lambda p, q, n, rng: sv.BUGGY_VERIFIERS["off_by_one"](p, q, n, rng, with_drafts=True)  # noqa: E731
+    return [
+        (
+            "np.allclose, np.isclose",
+            "3.3",
+            patching((np, "allclose"), (np, "isclose"), returns=zeros),
+            "numpy.allclose",
+        ),
+        ("builtins.abs, .all", "3.3", patching((builtins, "abs"), (builtins, "all"), returns=zeros), "builtins.all"),
+        ("the grader itself", "3.3", patching((core, "grade_case"), returns=zeros), "core.grade_case"),
+        ("the audit's test", "10.3", patching((audit_module, "_pooled_chisquare"), returns=off_by_one), "_pooled_chi"),
+        ("audit", "10.3", patching((audit_module, "audit"), (core, "audit"), returns=off_by_one), "core.audit"),
+    ]
+
+
+class SlyFloat(float):
+    """A wrong number whose __float__ makes every difference look small."""
+
+    def __float__(self):
+        builtins.abs = lambda x: 0.0
+        math_module = sys.modules["math"]
+        math_module.isfinite = lambda x: True
+        return 0.123
+
+
+WATCHED_HERE = [(np, "allclose"), (np, "isclose"), (builtins, "abs"), (builtins, "all"), (core, "grade_case")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["process", "inline"])
+def test_code_that_replaces_what_the_grade_uses_changes_no_grade(short_budget, monkeypatch, mode):
+    """Inline, what it replaced is put back and the check refused, naming it; in a child process it reaches nothing."""
+    audit_module = sys.modules["specviz.audit"]  # `import specviz.audit` gives the function that specviz exports
+
+    use_mode(monkeypatch, mode)
+    originals = [getattr(owner, name) for owner, name in WATCHED_HERE] + [audit_module._pooled_chisquare, core.audit]
+    for label, id, f, named in [*cheats(), ("__float__ replaces abs", "1.1", SlyFloat(0.9), "builtins.abs")]:
+        with mock.patch.multiple(core, **DEFAULT_BUDGETS):  # a full audit may take seconds
+            feedback = exercises.check(id, f)
+        now = [getattr(owner, name) for owner, name in WATCHED_HERE] + [audit_module._pooled_chisquare, core.audit]
+        assert all(a is b for a, b in zip(now, originals)), f"{label}: left replaced"
+        assert not feedback.passed, f"{label}: accepted"
+        assert (named in feedback.message) == (mode == "inline"), f"{label}: {feedback.message}"
+
+
+@pytest.mark.parametrize("mode", ["process", "inline"])
+def test_np_allclose_replaced_in_the_notebook_changes_no_grade(monkeypatch, mode):
+    """The comparison uses ufuncs taken at import: a notebook that replaced np.allclose and np.isclose gets no pass."""
+    use_mode(monkeypatch, mode)
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(np, "isclose", lambda *a, **k: np.array(True))
+    feedback = exercises.check("3.3", lambda p, q: np.zeros(len(p)))
+    assert not feedback.passed and "expected (0.2, 0, 0)" in feedback.message, feedback.message
+
+
+def test_the_mode_is_named_checked_and_a_child_process_on_linux(monkeypatch):
+    if sys.platform.startswith("linux"):
+        assert budget.mode_in_use() == budget.mode_in_use("auto") == "process"
+    sol = exercises.run_solution("3.3")
+    for mode in ("process", "inline", "auto", None)[0 if sys.platform.startswith("linux") else 1 :]:
+        assert exercises.get("3.3").grade(sol, mode).passed, mode
+    for bad in ("fast", "", "PROCESS", 1, True):
+        with pytest.raises(ValueError, match="mode must be one of 'auto', 'process', 'inline', got"):
+            exercises.get("3.3").grade(sol, bad)
+    monkeypatch.setattr(budget, "MODE", "sandbox")
+    with pytest.raises(ValueError, match="got 'sandbox'"):
+        exercises.check("3.3", sol)
+
+
+KERNEL = """
+import os, sys, time
+from specviz import exercises
+from specviz.exercises import budget, core
+budget.MODE, core.FUNCTION_BUDGET_S = "process", 600.0
+def spins(p, q):
+    while True:
+        pass
+print(os.getpid(), flush=True)
+exercises.check("3.3", spins)
+"""
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids of the live processes whose parent is `pid` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the child process mode is Linux's default")
+def test_a_kernel_killed_during_a_check_takes_its_child_process_with_it():
+    """kill -9 of the kernel while the learner's code spins in the child: the child ends too, never an orphan."""
+    kernel = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KERNEL)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(kernel.stdout.readline())
+        deadline = time.monotonic() + 60
+        while not (spinning := children_of(pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert spinning, "no child process started"
+        time.sleep(0.3)  # the child is past its start, running the learner's loop
+        kernel.send_signal(signal.SIGKILL)
+        kernel.wait(10)
+        deadline = time.monotonic() + 10
+        while any(alive(c) for c in spinning) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        orphans = [c for c in spinning if alive(c)]
+        for c in orphans:
+            os.kill(c, signal.SIGKILL)
+        assert not orphans, f"the child process {orphans} outlived its killed kernel"
+    finally:
+        kernel.kill()
+
+
+# ---------------------------------------------------------------------------------------- audit's knobs (issue 35)
+
+
+P, Q = sv.TUTORIAL_P, sv.TUTORIAL_Q
+
+
+def with_drafts(p, q, n, rng):
+    """The correct verifier, with its drafts."""
+    return sv.correct_verifier(p, q, n, rng, with_drafts=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs,says",
+    [
+        ({"efficiency": "yes"}, "efficiency must be True, False or None"),
+        ({"efficiency": "no"}, "efficiency must be True, False or None"),
+        ({"efficiency": 1}, "efficiency must be True, False or None"),
+        ({"efficiency": 0.0}, "efficiency must be True, False or None"),
+        ({"joint": "no"}, "joint must be True or False, got 'no'"),
+        ({"joint": None}, "joint must be True or False, got None"),
+        ({"joint": 1}, "joint must be True or False, got 1"),
+    ],
+)
+def test_audit_takes_real_bools_only(kwargs, says):
+    with pytest.raises(TypeError, match=says):
+        sv.audit(with_drafts, P, Q, n=1000, **kwargs)
+
+
+def test_audit_takes_numpy_bools_as_bools():
+    assert sv.audit(with_drafts, P, Q, n=2000, efficiency=np.False_).efficient is None  # skipped, as False says
+    report = sv.audit(with_drafts, P, Q, n=2000, efficiency=np.True_, joint=np.True_)
+    assert report.efficient is True and report.joint_ok is True
+
+
+def cut_drafts(kind: str):
+    """A correct verifier whose drafts (or tokens) come one short, in the form `kind`."""
+    from dataclasses import replace
+
+    def f(p, q, n, rng):
+        drafts, tokens = with_drafts(p, q, n, rng)
+        if kind == "object":
+            return type("Out", (), {"tokens": tokens, "drafts": drafts[:-1]})()
+        if kind == "SpecSample":
+            return replace(sv.spec_sample(p, q, n, seed=0), drafts=drafts[:-1])
+        return (drafts[:-1], tokens) if kind == "pair, drafts short" else [drafts, tokens[:-1]]
+
+    return f
+
+
+@pytest.mark.parametrize("kind", ["object", "SpecSample", "pair, drafts short", "list, tokens short"])
+def test_drafts_of_the_wrong_length_are_refused_not_skipped(kind):
+    """Before: an object's .drafts of the wrong length passed, with the efficiency check skipped."""
+    with pytest.raises(ValueError, match=r"n = 2000 (drafts|ids)"):
+        sv.audit(cut_drafts(kind), P, Q, n=2000)
+    feedback = exercises.check("10.3", cut_drafts(kind))
+    assert not feedback.passed and "n = 100000" in feedback.message, feedback.message
+
+
+def test_audit_refuses_what_a_function_sampler_would_ignore():
+    with pytest.raises(TypeError, match="l: options of a rule name; a function sampler"):
+        sv.audit(sv.correct_verifier, P, Q, n=1000, l=0.9)
+    with pytest.raises(ValueError, match="joint=True needs the drafts"):
+        sv.audit(sv.correct_verifier, P, Q, n=1000, joint=True)
+    assert sv.audit("lossless", P, Q, n=2000, joint=True).joint_ok is True  # a rule name shows its drafts for it

@@ -2,6 +2,10 @@
 
     python tools/book.py [--out site] [--jobs 2]          (`make site` runs it)
 
+The book is built into a fresh folder beside --out, then swapped in: --out is replaced whole, so
+it must be new, empty, or a book this builder made (it leaves a .specviz-book marker file in it);
+any other folder (a user's files) is refused, named, and left as it is.
+
 1. **Execute once.** Every MyST text notebook (notebooks/NAME.md, notebooks/zh/NAME.md) is read as
    myst-nb reads it and executed headlessly (kernel python3, notebooks/ as the working directory for
    both languages, no widget state, no progress bars) into a jupyter-cache in
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import hashlib
 import html
 import importlib.metadata
@@ -31,9 +36,11 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -154,13 +161,13 @@ def _execute(path: Path) -> tuple:
 
     from jupyter_cache.executors.utils import single_nb_execution
 
-    from specviz.figures.static import DEFER_ENV, draw_deferred_outputs
+    from specviz.figures.static import DEFER_ENV, defer_into, draw_deferred_outputs
 
     nb = read_notebook(path)
     with tempfile.TemporaryDirectory(prefix="specviz-png-") as folder:
         # the kernel saves each figure for its static picture, and this process draws them all: one browser
         # for every notebook this worker runs, instead of one started by each kernel (~3 s of CPU each)
-        os.environ[DEFER_ENV] = folder
+        os.environ[DEFER_ENV] = defer_into(folder)  # marked as the book build's: a hand-set value is ignored
         try:
             result = single_nb_execution(
                 nb, cwd=str(NOTEBOOKS), timeout=CELL_TIMEOUT_S, allow_errors=False, store_widget_state=False
@@ -408,6 +415,9 @@ a {{ color: #1a5fb4; }}</style></head>
 def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
     """Build the book into `out` (replaced); the pages' entries, as written to _static/pages.json."""
     start = time.monotonic()
+    problem = out_problem(out)  # before minutes of executing notebooks
+    if problem:
+        raise OutError(problem)
     book = {lang: pages(lang) for lang in LANGS}
     notebooks = [p for ps in book.values() for p in ps if p.name not in DOCUMENTS]
     results = execute_all(notebooks, jobs=jobs, log=log)
@@ -429,49 +439,146 @@ def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
         raise RuntimeError(f"sphinx-build failed: {codes}")
     for lang, stamp in stamps.items():
         stamp.write_text(digests[lang], encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    with staged(out) as stage:  # a fresh folder beside `out`, swapped in once complete
+        return write_site(stage, book, results)
+
+
+def write_site(out: Path, book: dict[str, list[Path]], results: dict) -> list[dict]:
+    """The HTML of both languages, MathJax, the front page and _static/pages.json, into the new folder `out`."""
     for lang in LANGS:
         shutil.copytree(WORK / lang / "html", out / lang, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
     copy_mathjax(out)
     (out / "index.html").write_text(front_page(), encoding="utf-8")
-    entries = []
-    for lang, paths in book.items():
-        for p in paths:
-            r = results[p]
-            problems = [f"did not execute: {r['error'].strip().splitlines()[-1]}"] if r["error"] else []
-            problems += static_problems(r["nb"]) if r["nb"] else []
-            cells = r["nb"].cells if r["nb"] else []
-            entries.append(
-                {
-                    "lang": lang,
-                    "href": f"{lang}/{p.stem}.html",
-                    "source": str(p.relative_to(REPO)),
-                    "title": title_of(p.read_text(encoding="utf-8")),
-                    "document": p.name in DOCUMENTS,
-                    "outputs": sum(len(c.get("outputs", [])) for c in cells),
-                    "figures": sum(is_figure(o) for c in cells for o in c.get("outputs", [])),
-                    "math": math_count(p.read_text(encoding="utf-8")),
-                    "problems": problems,
-                    "seconds": r["seconds"],
-                    "cached": r["cached"],
-                }
-            )
+    entries = [entry for lang, paths in book.items() for entry in page_entries(lang, paths, results)]
     (out / "_static" / "pages.json").write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
     return entries
 
 
+def page_entries(lang: str, paths: list[Path], results: dict) -> list[dict]:
+    """The pages.json entry of each page of `lang`: its figures, math spans and problems."""
+    entries = []
+    for p in paths:
+        r = results[p]
+        problems = [f"did not execute: {r['error'].strip().splitlines()[-1]}"] if r["error"] else []
+        problems += static_problems(r["nb"]) if r["nb"] else []
+        cells = r["nb"].cells if r["nb"] else []
+        entries.append(
+            {
+                "lang": lang,
+                "href": f"{lang}/{p.stem}.html",
+                "source": str(p.relative_to(REPO)),
+                "title": title_of(p.read_text(encoding="utf-8")),
+                "document": p.name in DOCUMENTS,
+                "outputs": sum(len(c.get("outputs", [])) for c in cells),
+                "figures": sum(is_figure(o) for c in cells for o in c.get("outputs", [])),
+                "math": math_count(p.read_text(encoding="utf-8")),
+                "problems": problems,
+                "seconds": r["seconds"],
+                "cached": r["cached"],
+            }
+        )
+    return entries
+
+
+# ----------------------------------------------------------------------------------------- the --out folder
+
+OUT_MARKER = ".specviz-book"  # in every folder this builder makes: only such a folder is ever replaced
+OLD_BOOK = {"index.html", "_static", "en", "zh"}  # what a book built before the marker holds, and nothing else
+
+
+class OutError(ValueError):
+    """--out names something the builder must not replace (a user's folder, a file, a link)."""
+
+
+def out_problem(out: Path) -> str | None:
+    """Why the builder may not replace `out` (None: it is missing, empty, or a book this builder made)."""
+    try:
+        mode = os.lstat(out).st_mode
+        names = set(os.listdir(out)) if stat.S_ISDIR(mode) else set()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"--out {out}: {e.strerror}"
+    if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "a file" if stat.S_ISREG(mode) else "a device or a pipe"
+        return f"--out {out} is {kind}, not a folder: give a folder (the build replaces it whole)"
+    if not names or OUT_MARKER in names or (names <= OLD_BOOK and (out / "_static" / "pages.json").is_file()):
+        return None
+    shown = ", ".join(sorted(names, key=lambda n: (n[:1] == ".", n))[:3]) + (", ..." if len(names) > 3 else "")
+    return (
+        f"--out {out} holds files this builder did not make ({shown}; no {OUT_MARKER} in it), and the build "
+        "replaces its --out folder whole: give a new or empty folder; nothing was changed"
+    )
+
+
+def _lock(folder: Path) -> int | None:
+    """An fd holding an exclusive lock on `folder`; None if someone else holds it (or it cannot be opened)."""
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+
+
+@contextlib.contextmanager
+def staged(out: Path):
+    """A new folder beside `out` to build into; swapped in for `out` (refused if not ours) when the block ends."""
+    out = Path(os.path.abspath(out))
+    problem = out_problem(out)
+    if problem:
+        raise OutError(problem)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for left in out.parent.glob(f".{glob.escape(out.name)}.new-*"):  # what a killed build left behind
+            fd = _lock(left) if left.is_dir() and not left.is_symlink() and (left / OUT_MARKER).is_file() else None
+            if fd is not None:  # its builder is gone (a live one holds the lock)
+                shutil.rmtree(left, ignore_errors=True)
+                os.close(fd)
+        stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.new-"))
+    except OSError as e:
+        raise OutError(f"--out {out}: cannot make a folder beside it: {e.strerror}") from None
+    fd = _lock(stage)
+    try:
+        (stage / OUT_MARKER).write_text("tools/book.py made this folder; it replaces it whole on the next build\n")
+        stage.chmod(0o755)  # mkdtemp makes it 0700
+        yield stage
+        problem = out_problem(out)  # it may have changed during the build
+        if problem:
+            raise OutError(problem)
+        try:
+            if os.path.lexists(out):  # the old book moves into the new one's folder, then goes
+                os.rename(out, stage / ".previous")
+            os.rename(stage, out)
+        except OSError as e:
+            raise OutError(f"--out {out}: cannot swap the new book in: {e.strerror}") from None
+        shutil.rmtree(out / ".previous", ignore_errors=True)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # only still there if the build failed
+        if fd is not None:
+            os.close(fd)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "site", help="output folder (replaced)")
+    parser.add_argument("--out", type=Path, default=REPO / "site", help="output folder (replaced; new or a book)")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
     parser.add_argument("--only", default="", help="only the pages whose file name contains this")
     args = parser.parse_args(argv)
     if args.only:
         os.environ["SPECVIZ_BOOK_ONLY"] = args.only
     start = time.monotonic()
-    entries = build(args.out, args.jobs)
+    try:
+        entries = build(args.out, args.jobs)
+    except OutError as e:
+        print(f"book: error: {e}", file=sys.stderr)
+        return 2
     size = sum(f.stat().st_size for f in args.out.rglob("*") if f.is_file())
     for p in entries:
         ran = "cached" if p["cached"] else f"{p['seconds'] or 0:6.1f} s"

