@@ -58,7 +58,23 @@ def find_chromium() -> str | None:
 
 
 def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    """A TCP port that was free on 127.0.0.1 a moment ago, below Linux's ephemeral range (32768-60999).
+
+    A port the kernel hands out for bind(0) comes from the ephemeral range, where the next outgoing connection
+    (Chromium's, another worker's) may take it before the server binds it: a server started with
+    port_retries=0 then fails ("port ... is already in use", seen once in CI). Below that range only another
+    listener can take it."""
+    import random
+
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, 32000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

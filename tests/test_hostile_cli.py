@@ -694,8 +694,11 @@ def test_ctrl_c_during_a_load_and_a_run_as_a_process():
     progress bars done) while it generates: exit 130 and one line, no KeyboardInterrupt traceback."""
     argv = [*PY, "run", "--max-new-tokens", "240", "--ignore-eos", "--device", "cpu"]  # some seconds of work
     outcomes = []
+    # the loaded pair is told by its progress bars: keep them on even when this process turned them off (the book's
+    # notebook runs set TQDM_DISABLE in the test process, and a child inherits it)
+    env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")}
     for when in ("loading", "running"):
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         err = b""
         if when == "loading":
             time.sleep(2.0)
