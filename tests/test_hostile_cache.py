@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_cli import call  # specviz ARGV in this process: (exit status, stdout, stderr)
 
 import specviz.lm.catalog as catalog
 from specviz import cli
@@ -452,16 +453,6 @@ def test_the_live_view_names_a_corrupted_model_with_its_fix(cache):
 
 
 # ------------------------------------------------------------------------------ where the cache is (issue 35)
-
-
-def call(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`specviz ARGV` in this process: (exit status, stdout, stderr)."""
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("value", [" ", "\t", "~nosuchuser/c", "~nosuchuser", " /tmp/c", "c "])

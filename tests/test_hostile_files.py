@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_cli import call  # specviz ARGV in this process: (exit status, stdout, stderr)
 
 from specviz import cli
 
@@ -37,16 +38,6 @@ def _load_book():
 
 
 book = _load_book()
-
-
-def call(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`specviz ARGV` in this process: (exit status, stdout, stderr)."""
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code: int, err: str, prog: str) -> bool:

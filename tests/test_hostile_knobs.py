@@ -24,11 +24,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import numpy as np
 import pytest
+from test_hostile_apps import run_with_timeout  # fn() in a thread for at most CALL_TIMEOUT_S (10 s)
 
 from specviz import i18n
 from specviz.figures import static as S
@@ -44,22 +44,6 @@ REAL_BAD = [-1.0, 1e9, math.nan, math.inf, -math.inf, "0.5", None, True, [], np.
 
 
 # -------------------------------------------------------------------------------- classification
-
-
-def run_with_timeout(fn):
-    """(result, exception, timed_out) of fn() run in a daemon thread for at most CALL_TIMEOUT_S."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - the walk classifies every outcome
-            box["error"] = e
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(CALL_TIMEOUT_S)
-    return box.get("value"), box.get("error"), thread.is_alive()
 
 
 def classify(fn, names, post, must_work=False, span=None) -> tuple[str, str]:
