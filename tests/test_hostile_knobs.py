@@ -550,6 +550,52 @@ def test_a_stale_browser_path_is_passed_over_for_the_browser_found():
     assert seconds < 100
 
 
+EXIT_ORDER_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, tempfile
+    from pathlib import Path
+    import plotly.graph_objects as go
+    from specviz.figures import static as S
+
+    rmtree = tempfile.TemporaryDirectory._rmtree.__func__
+
+    def browser_alive():
+        me = str(os.getpid())
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if stat.read_text().rsplit(")", 1)[1].split()[1] == me:
+                    return True
+            except (OSError, IndexError):
+                continue
+        return False
+
+    @classmethod
+    def watched(cls, name, *args, **kwargs):
+        if os.path.isdir(os.path.join(name, "Default")) and browser_alive():
+            sys.stderr.write("PROFILE REMOVED UNDER A LIVE BROWSER\\n")
+        return rmtree(cls, name, *args, **kwargs)
+
+    tempfile.TemporaryDirectory._rmtree = watched
+    print(S.figure_png(go.Figure(go.Bar(y=[1, 2]))) is not None)
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process table in /proc")
+def test_the_browser_profile_is_removed_after_the_browser_ends():
+    """A small script used to remove kaleido's browser profile at exit while the browser still wrote into it
+    (Python's finalizers ran before kaleido's exit hook); now and then that printed "Directory not empty"."""
+    if a_browser() is None:
+        pytest.skip("no Chrome/Chromium here to start")
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER_PATH", S.DEFER_ENV)}
+    cmd = [sys.executable, "-c", EXIT_ORDER_SCRIPT]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+    tail = out.stderr[-2000:]
+    assert out.returncode == 0 and out.stdout.strip() == "True", tail
+    assert "PROFILE REMOVED UNDER A LIVE BROWSER" not in out.stderr and "Traceback" not in out.stderr, tail
+
+
 @pytest.mark.slow
 def test_a_browser_that_exits_at_once_gives_no_picture_and_the_reason():
     true = shutil.which("true") or "/bin/true"

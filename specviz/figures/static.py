@@ -22,6 +22,7 @@ import re
 import threading
 import time
 import warnings
+import weakref
 from pathlib import Path
 
 from plotly.io.base_renderers import MimetypeRenderer, PlotlyRenderer
@@ -66,8 +67,18 @@ def _start_server() -> None:
 
     _keep_server_death()
     _died.clear()
+    _finalizers_after_kaleido()
     kaleido.start_sync_server(path=find_browser(), silence_warnings=True)
     _server_started = True
+
+
+def _finalizers_after_kaleido() -> None:
+    """Have Python's weakref finalizers run after kaleido's exit hook, not before it (atexit runs last-in first).
+
+    Else, in a process that made no finalizer before, the browser's temporary profile is removed at exit while
+    the browser still writes into it, and now and then that prints a traceback ("Directory not empty").
+    """
+    weakref.finalize(_finalizers_after_kaleido, int)  # the first finalizer registers their exit hook
 
 
 def _server_thread():
