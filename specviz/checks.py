@@ -21,7 +21,12 @@ import numbers
 
 import numpy as np
 
-__all__ = ["brief", "exact_int", "flag", "integer", "real", "scalar"]
+__all__ = ["AUTO", "MAX_GAMMA", "brief", "exact_int", "flag", "gamma_setting", "integer", "real", "scalar"]
+
+MAX_GAMMA = 1_000
+"""The most drafts one verify step may take: the one bound on γ, for the toy samplers and the real engine alike."""
+AUTO = "auto"
+"""The γ setting that lets each step choose (`specviz.lm.adaptive.AutoGamma`)."""
 
 
 def scalar(x: object, name: str) -> float:
@@ -98,3 +103,28 @@ def flag(x: object, name: str) -> bool:
     if not isinstance(x, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {x!r}")
     return bool(x)
+
+
+def gamma_setting(x: object, name: str = "gamma", *, lo: int = 0, auto: bool = False, text: bool = False):
+    """γ, the number of drafts per verify step: a whole number in lo..MAX_GAMMA, or "auto" (any case) when `auto`.
+
+    The one place a γ is read and checked (the CLI, the live view, the engine and the toy samplers
+    all call it). `text=True` also reads a string of digits ("3"), as a command line gives it.
+
+    >>> gamma_setting(4.0), gamma_setting(" Auto ", auto=True), gamma_setting("3", text=True)
+    (4, 'auto', 3)
+    >>> gamma_setting("fast", auto=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: gamma must be a whole number >= 0 or 'auto' (0..1000), got 'fast'
+    """
+    if x.__class__ is int and lo <= x <= MAX_GAMMA:  # the fast path: the engine checks every step's γ
+        return x
+    if isinstance(x, (str, bytes)):
+        if auto and isinstance(x, str) and x.strip().lower() == AUTO:
+            return AUTO
+        if text and isinstance(x, str) and x.strip().isdigit() and x.strip().isascii():
+            return integer(int(x.strip()), name, lo=lo, hi=MAX_GAMMA)
+        valid = f"a whole number >= {lo} or 'auto'" if auto else f"a whole number >= {lo}"
+        raise ValueError(f"{name} must be {valid} ({lo}..{MAX_GAMMA}), got {x!r}")
+    return integer(x, name, lo=lo, hi=MAX_GAMMA)

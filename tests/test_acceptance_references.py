@@ -171,8 +171,8 @@ def test_closeup_shows_the_rule():
     """token_closeup explains a drafted token with "kept with probability min(1, p/q) = …" (3 decimals)."""
     pytest.importorskip("torch")
     from specviz.lm.engine import speculative_generate
-    from specviz.lm.loading import Pair
     from specviz.lm.models import NGramModel
+    from specviz.lm.pair import Pair
 
     closeup = _closeup_module()
     pair = Pair(NGramModel.random(V, seed=1), NGramModel.random(V, seed=2))
@@ -277,8 +277,8 @@ def test_engine_keeps_drafts_at_the_reference_rate():
     """SpeculativeEngine at temperature 1 (top-k 3: p = 0 drafts occur): kept drafts match Σ a, per band of a."""
     pytest.importorskip("torch")
     from specviz.lm.engine import speculative_generate
-    from specviz.lm.loading import Pair
     from specviz.lm.models import NGramModel
+    from specviz.lm.pair import Pair
 
     pair = Pair(NGramModel.random(V, seed=3), NGramModel.random(V, seed=4))
     r = speculative_generate(pair, [0], max_new_tokens=3000, gamma=3, top_k=3, seed=0)
@@ -296,8 +296,8 @@ def test_engine_greedy_path_is_the_rule_on_one_hot_rows():
     """At temperature 0 p and q are one-hot: the engine keeps a draft exactly when the reference gives a = 1."""
     pytest.importorskip("torch")
     from specviz.lm.engine import speculative_generate
-    from specviz.lm.loading import Pair
     from specviz.lm.models import NGramModel
+    from specviz.lm.pair import Pair
 
     target = NGramModel.random(V, seed=5)
     table = target.table.copy()

@@ -52,6 +52,8 @@ TORCH_FREE = (
     "specviz.lm.results",
     "specviz.lm.fates",
     "specviz.lm.card",
+    "specviz.lm.pair",
+    "specviz.lm.settings",
 )
 """The real-model modules that import on the plain install (`specviz vllm-stats` needs no torch)."""
 

@@ -783,7 +783,7 @@ def _chat_pair(hf_folders, template=True):
 
 
 def test_an_instruct_model_reads_its_chat_template_greedily_and_stops_at_the_end(hf_folders):
-    from specviz.lm.loading import format_prompt
+    from specviz.lm.pair import format_prompt
     from specviz.widgets.live_models import DEFAULT_CHAT_PROMPT, sampling_defaults
 
     pair = _chat_pair(hf_folders)

@@ -11,7 +11,7 @@ from stats_helpers import chi_square_pvalue
 import specviz.lm.prompt_lookup as prompt_lookup
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
 from specviz.lm.engine import SpeculativeEngine
-from specviz.lm.loading import Pair
+from specviz.lm.pair import Pair
 from specviz.lm.prompt_lookup import PromptLookupModel
 
 ALPHA = 1e-3  # false-alarm rate of each chi-square test below

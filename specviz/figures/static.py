@@ -67,18 +67,11 @@ def _start_server() -> None:
 
     _keep_server_death()
     _died.clear()
-    _finalizers_after_kaleido()
+    # make Python's finalizers' exit hook run after kaleido's (atexit is last-in first-out); else the browser's
+    # profile folder is removed while the browser still writes there, at times with a traceback at exit
+    weakref.finalize(_start_server, int)
     kaleido.start_sync_server(path=find_browser(), silence_warnings=True)
     _server_started = True
-
-
-def _finalizers_after_kaleido() -> None:
-    """Have Python's weakref finalizers run after kaleido's exit hook, not before it (atexit runs last-in first).
-
-    Else, in a process that made no finalizer before, the browser's temporary profile is removed at exit while
-    the browser still writes into it, and now and then that prints a traceback ("Directory not empty").
-    """
-    weakref.finalize(_finalizers_after_kaleido, int)  # the first finalizer registers their exit hook
 
 
 def _server_thread():
@@ -245,11 +238,8 @@ def _defer(fig, width, height, folder: Path) -> bytes:
 
 
 def draw_deferred(png: bytes, folder: Path) -> bytes | None:
-    """The PNG that a placeholder from `figure_png` (under DEFER_ENV = `folder`) stands for, drawn now.
-
-    Bytes that are not a placeholder come back unchanged; None when the picture cannot be drawn
-    (as `figure_png` itself returns None: no browser, a saved figure gone).
-    """
+    """The PNG that a placeholder from `figure_png` (under DEFER_ENV = `folder`) stands for, drawn now; other bytes
+    unchanged; None when it cannot be drawn (as `figure_png` returns None: no browser, a saved figure gone)."""
     if not png.startswith(PLACEHOLDER):
         return png
     saved = Path(folder) / f"{png[len(PLACEHOLDER) :].decode()}.json"
@@ -263,9 +253,8 @@ _DATA_URI_IMG = re.compile(r"<img src='data:image/png;base64,([A-Za-z0-9+/=]+)'[
 
 
 def draw_deferred_outputs(outputs: list, folder: Path) -> int:
-    """Replace every placeholder PNG in notebook `outputs` (plotly figures' image/png, app snapshots' <img>)
-    by the picture, drawn now; a picture that cannot be drawn is left out, as `figure_png` leaves it out.
-    Returns how many were drawn."""
+    """Replace every placeholder PNG in notebook `outputs` (figures' image/png, app snapshots' <img>) by the picture,
+    drawn now (one that cannot be drawn is left out, as `figure_png` leaves it out); returns how many were drawn."""
     drawn = 0
 
     def swap(b64: str) -> str | None:

@@ -6,7 +6,7 @@
 5
 
 The names below load on first use, so the modules that never touch torch (`stats`,
-`vllm`, `payoff`, `results`, `fates`, `catalog`, `adaptive`) import on the plain
+`vllm`, `payoff`, `results`, `fates`, `catalog`, `adaptive`, `pair`, `settings`) import on the plain
 `pip install specviz`; a name that needs torch, asked for without it, raises an
 ImportError naming the `[lm]` extra.
 """
@@ -29,7 +29,9 @@ HOMES = {  # public name -> the module of specviz.lm that defines it
         "engine",
     ),
     **dict.fromkeys(("GenerationResult", "StepRecord"), "results"),
-    **dict.fromkeys(("BUNDLED_DIR", "Pair", "format_prompt", "load_pair", "pick_device"), "loading"),
+    **dict.fromkeys(("BUNDLED_DIR", "load_pair", "pick_device"), "loading"),
+    **dict.fromkeys(("Pair", "format_prompt"), "pair"),
+    "GenerationSettings": "settings",
     **dict.fromkeys(("HFModel", "LanguageModel", "NGramModel", "Session"), "models"),
     "payoff_table": "payoff",
     "PromptLookupModel": "prompt_lookup",
@@ -72,6 +74,7 @@ __all__ = [
     "process_probs",
     "speculative_generate",
     "BUNDLED_DIR",
+    "GenerationSettings",
     "Pair",
     "format_prompt",
     "load_pair",

@@ -25,7 +25,7 @@ proved in `specviz.lm.adaptive`. A step with γ = 0 is a plain target step (fate
 and costs what a plain decoding step costs.
 
 >>> from specviz.lm.models import NGramModel
->>> from specviz.lm.loading import Pair
+>>> from specviz.lm.pair import Pair
 >>> pair = Pair(NGramModel.random(5, seed=1), NGramModel.random(5, seed=2))
 >>> r = speculative_generate(pair, [0], max_new_tokens=10, gamma=3, seed=0)
 >>> len(r.new_ids), sum(s.n_emitted for s in r.steps)
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
     from transformers import PreTrainedTokenizerBase
 
-    from .loading import Pair
     from .models import LanguageModel, Session
+    from .pair import Pair
 
 __all__ = [
     "TOP_N",
@@ -180,7 +180,7 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 def encode_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | bool = "auto") -> list:
     """Token ids of a text prompt: the tokenizer's chat template when it has one (chat="auto"/True), else plain."""
-    from .loading import format_prompt  # loading imports models only: no cycle, imported when needed
+    from .pair import format_prompt
 
     return format_prompt(tokenizer, text, chat=chat)
 

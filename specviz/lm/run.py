@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .loading import Pair
+    from .pair import Pair
 
 __all__ = ["compare", "format_report"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..i18n import t
 from ..lm.engine import autoregressive_generate, speculative_generate
-from ..lm.loading import format_prompt
+from ..lm.pair import format_prompt
 from ..lm.stats import spec_stats
 from .live_settings import AUTO, GAMMAS, SEED_MAX, gamma_setting
 
@@ -25,7 +25,7 @@ def prompt_ids_for(pair, text: str, chat: bool = True) -> list:
     """The prompt box's text as token ids: tokenized, or read as ids ("0 3 1") for a pair without tokenizer.
 
     With `chat` and a tokenizer that has a chat template (an instruct model), the text is one
-    user turn inside that template (`specviz.lm.loading.format_prompt`), as the engine's
+    user turn inside that template (`specviz.lm.pair.format_prompt`), as the engine's
     chat="auto" encodes it; otherwise it is tokenized as typed.
     """
     tok = getattr(pair, "tokenizer", None)

@@ -1,0 +1,93 @@
+"""How one generation runs: `GenerationSettings`, built and checked once, passed from the CLI, the live view
+and notebooks to the engine.
+
+It holds what a run is asked to do (how many tokens, γ, the sampling, the seed, threads, where to
+stop); the models, the prompt and the step callback are the call's own arguments. Every field is
+checked when the object is built, with the field named in the error, so a bad value never reaches
+the engine. γ is read by `specviz.checks.gamma_setting`, the one γ parser.
+
+>>> s = GenerationSettings(max_new_tokens=20, gamma="Auto", temperature=0.7)
+>>> s.gamma, s.sampling.temperature, s.replace(gamma=3).gamma
+('auto', 0.7, 3)
+>>> GenerationSettings(top_p=1.5)
+Traceback (most recent call last):
+...
+ValueError: top_p must be <= 1, got 1.5
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..checks import flag, gamma_setting, integer
+from ..standardize import Sampling
+from .gamma_chooser import GammaChooser
+
+__all__ = ["CHAT_CHOICES", "MAX_NEW_TOKENS", "MAX_SEED", "MAX_THREADS", "GenerationSettings"]
+
+MAX_NEW_TOKENS = 1_000_000
+"""A bound on one call (a model without a context limit would otherwise run on)."""
+MAX_SEED = 2**63 - 1
+"""The largest int seed (a torch.Generator takes 64-bit seeds)."""
+MAX_THREADS = 4096
+"""The most CPU threads a run may ask torch for."""
+CHAT_CHOICES = ("auto", True, False)
+"""`chat`: "auto" (the tokenizer's chat template when it has one), True (insist) or False (plain text)."""
+
+
+def _seed(x: object) -> object:
+    """An int seed in 0..MAX_SEED, a numpy or torch Generator (kept as given), or None (fresh)."""
+    if x is None or type(x).__name__ == "Generator":  # numpy.random.Generator or torch.Generator
+        return x
+    try:
+        return integer(x, "seed", lo=0, hi=MAX_SEED)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} (seed: a non-negative integer, a numpy/torch Generator or None)") from None
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """One generation's settings, checked when built (errors name the field)."""
+
+    max_new_tokens: int = 64  # tokens to generate, 1..MAX_NEW_TOKENS
+    gamma: int | str | GammaChooser = 4  # drafts per verify step: 0..MAX_GAMMA, "auto", or a GammaChooser
+    temperature: float = 1.0  # 0 = greedy
+    top_k: int | None = None  # None/0 = off
+    top_p: float | None = None  # None/1 = off
+    seed: Any = None  # int, numpy/torch Generator, or None (fresh)
+    threads: int | None = 1  # torch's CPU threads for the call (None: leave torch's setting)
+    stop_at_eos: bool = False  # end the run at the tokenizer's or generation config's end ids
+    chat: str | bool = "auto"  # a text prompt through the chat template: "auto", True or False
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("max_new_tokens", integer(self.max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS))
+        if not isinstance(self.gamma, GammaChooser):  # a chooser is checked where it is used (`check_chooser`)
+            if hasattr(self.gamma, "choose") and hasattr(self.gamma, "observe"):  # numpy scalars have choose only
+                raise TypeError(
+                    f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(self.gamma).__name__}"
+                )
+            put("gamma", gamma_setting(self.gamma, auto=True))
+        sampling = Sampling(self.temperature, self.top_k, self.top_p)
+        put("temperature", sampling.temperature)
+        put("top_k", sampling.top_k)
+        put("top_p", sampling.top_p)
+        put("seed", _seed(self.seed))
+        if self.threads is not None:
+            put("threads", integer(self.threads, "threads", lo=1, hi=MAX_THREADS))
+        put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
+        if self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
+            raise ValueError(f"chat must be 'auto', True or False, got {self.chat!r}")
+
+    @property
+    def sampling(self) -> Sampling:
+        """The temperature / top-k / top-p part, as the samplers take it."""
+        return Sampling(self.temperature, self.top_k, self.top_p)
+
+    def replace(self, **changes) -> GenerationSettings:
+        """A copy with some fields changed (checked again)."""
+        return dataclasses.replace(self, **changes)
