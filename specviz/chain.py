@@ -23,14 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import integer, real
+from .checks import gamma_setting, integer, real
 from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from .gamma import accepted_run
 from .sampling import check_sample_count, make_rng
+from .theory import resample_dist
 from .validate import as_dist
 
 MAX_VOCAB = 10_000  # a toy chain: its tables hold (V + 1) x V numbers
 MAX_SEQUENCES = 10**7  # sequence_dist enumerates V**length sequences
-MAX_GAMMA = 100_000
 
 
 def as_table(table, name: str = "table") -> np.ndarray:
@@ -129,9 +130,10 @@ def spec_chain_sample(
     if not isinstance(pair, MarkovPair):
         raise TypeError(f"pair must be a MarkovPair (e.g. tutorial_pair()), got {type(pair).__name__}")
     n, L = check_sample_count(n), check_sample_count(length, "length")
-    gamma = integer(gamma, "gamma (number of drafted tokens)", lo=1, hi=MAX_GAMMA)
+    gamma = gamma_setting(gamma, "gamma (number of drafted tokens)", lo=1)
     rng = make_rng(seed)
     P, Q = pair.target, pair.draft
+    repair = np.array([resample_dist(P[c], Q[c]) for c in range(len(P))])  # (V + 1, V) (p - q)+ / Z per context
     seq = np.full((n, L + gamma + 1), -1, dtype=np.int64)
     pos = np.zeros(n, dtype=np.int64)
     ctx = np.full(n, pair.start, dtype=np.int64)
@@ -151,16 +153,11 @@ def spec_chain_sample(
             ctxs[:, j + 1] = drafts[:, j]
         p_x = P[ctxs[:, :gamma], drafts]  # (m, γ) target prob of each drafted token
         q_x = Q[ctxs[:, :gamma], drafts]  # (m, γ) draft prob (> 0: it was sampled)
-        ok = rng.random((m, gamma)) < np.minimum(1.0, p_x / q_x)
-        k = np.where(ok.all(axis=1), gamma, np.argmin(ok, axis=1))  # (m,) accepted drafts
-        # replacement at position k: residual (p - q)+ after a rejection, target p for the bonus
+        k = accepted_run(rng.random((m, gamma)) < np.minimum(1.0, p_x / q_x))  # (m,) accepted drafts
+        # replacement at position k: the repair (p - q)+ / Z after a rejection, target p for the bonus
         c_k = ctxs[np.arange(m), k]
-        p_k, q_k = P[c_k], Q[c_k]
         full = k == gamma
-        res = np.maximum(p_k - q_k, 0.0)
-        z = res.sum(axis=1, keepdims=True)
-        res = np.where(z > 0, res / np.where(z > 0, z, 1.0), p_k)
-        repl = _rows_categorical(np.where(full[:, None], p_k, res), rng)
+        repl = _rows_categorical(np.where(full[:, None], P[c_k], repair[c_k]), rng)
         emit = np.where(np.arange(gamma + 1)[None, :] < k[:, None], np.pad(drafts, ((0, 0), (0, 1))), -1)
         emit[np.arange(m), k] = repl
         if not bonus:

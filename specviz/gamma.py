@@ -1,23 +1,26 @@
 """γ-step theory (Leviathan et al. 2023, §3): tokens per verify step and wall-time speedup.
 
 With per-token acceptance α (assumed i.i.d.) and γ drafted tokens, one verify step
-emits between 1 and γ + 1 tokens.
+emits between 1 and γ + 1 tokens; `simulate_accepted_lengths` draws such steps, and
+`accepted_run` counts the drafts a step keeps (the γ-step chains of `specviz.chain` too).
 
 >>> round(expected_tokens(0.8, 4), 6)      # (1 - 0.8**5) / (1 - 0.8)
 3.3616
 >>> round(speedup(0.8, 4, c=0.1), 4)       # 3.3616 / (4 * 0.1 + 1)
 2.4011
+>>> simulate_accepted_lengths(1.0, 3, 2).tolist()   # α = 1: every draft kept
+[3, 3]
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .checks import integer, real
+from .checks import gamma_setting, integer, real
 
 
 def _check_gamma(gamma: object) -> int:
-    return integer(gamma, "gamma (number of drafted tokens)", lo=0, hi=100_000)
+    return gamma_setting(gamma, "gamma (number of drafted tokens)")
 
 
 def _check_alpha(alpha: object) -> float:
@@ -45,7 +48,7 @@ def speedup(alpha: float, gamma: int, c: float) -> float:
 def best_gamma(alpha: float, c: float, max_gamma: int = 64) -> int:
     """The γ in 0..max_gamma that maximises speedup(α, γ, c) (γ = 0 means: don't speculate)."""
     alpha, c = _check_alpha(alpha), _check_cost(c)
-    gammas = np.arange(integer(max_gamma, "max_gamma", lo=0, hi=100_000) + 1)
+    gammas = np.arange(gamma_setting(max_gamma, "max_gamma") + 1)
     values = [speedup(alpha, int(g), c) for g in gammas]
     return int(gammas[int(np.argmax(values))])
 
@@ -61,6 +64,24 @@ def accepted_length_dist(alpha: float, gamma: int) -> np.ndarray:
     out = alpha**k * (1 - alpha)
     out[gamma] = alpha**gamma
     return out
+
+
+def accepted_run(ok: np.ndarray) -> np.ndarray:
+    """(n,) drafts kept per verify step: the leading run of True in each row of ok (n, γ), each draft's verdict.
+
+    >>> accepted_run(np.array([[True, False, True], [True, True, True], [False, True, True]])).tolist()
+    [1, 3, 0]
+    """
+    return np.where(ok.all(axis=1), ok.shape[1], np.argmin(ok, axis=1))
+
+
+def simulate_accepted_lengths(alpha, gamma, n, seed=0) -> np.ndarray:
+    """(n,) accepted drafts per verify step when each draft is accepted i.i.d. with prob α (numpy, seeded)."""
+    rng = np.random.default_rng(seed)
+    alpha = _check_alpha(alpha)
+    gamma = gamma_setting(gamma, "gamma (number of drafted tokens)", lo=1)
+    n = integer(n, "n (number of verify steps)", lo=1)
+    return accepted_run(rng.random((n, gamma)) < alpha)
 
 
 def cost_model_speedup(

@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from .checks import flag, integer
-from .theory import positive_part
+from .theory import repair
 from .validate import as_pair, is_exact
 
 MAX_DRAFTS = 100_000  # each draft is one pass of a Python loop
@@ -30,13 +30,6 @@ def check_draft_count(n_drafts) -> int:
     return integer(n_drafts, "n_drafts (number of drafts)", lo=1, hi=MAX_DRAFTS)
 
 
-def _residual_step(R, q):
-    """(R - q)+ normalised, and its mass Z (= P(reject) against R); R itself when Z = 0."""
-    r = positive_part(R - q)
-    z = r.sum()
-    return (r / z if z > 0 else R), z
-
-
 def multi_draft_stages(p, q, n_drafts, update_residual=True):
     """Per stage i: (R_i, P(reach stage i)); the last entry is the fallback distribution."""
     p, q = as_pair(p, q)
@@ -44,10 +37,10 @@ def multi_draft_stages(p, q, n_drafts, update_residual=True):
     update_residual = flag(update_residual, "update_residual")
     R, reach = p, (Fraction(1) if is_exact(p) else 1.0)
     stages = []
-    fallback, _ = _residual_step(p, q)
+    fallback, _ = repair(p, q)
     for _ in range(n_drafts):
         stages.append((R, reach))
-        nxt, z = _residual_step(R, q)
+        nxt, z = repair(R, q)
         reach = reach * z if update_residual else reach * (1 - np.minimum(p, q).sum())
         R = nxt if update_residual else p
     stages.append((R if update_residual else fallback, reach))

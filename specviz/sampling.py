@@ -17,7 +17,7 @@ import numpy as np
 from .checks import integer, real
 from .multidraft import check_draft_count, multi_draft_stages
 from .rules import get_rule
-from .theory import envelope_constant
+from .theory import acceptance_prob, envelope_constant
 from .validate import as_dist, as_pair
 
 MAX_SAMPLES = 10**9  # more samples than this in one call would not fit in memory anyway
@@ -193,10 +193,8 @@ def multi_draft_sample(p, q, n, n_drafts, update_residual=True, seed=None) -> Mu
     tokens = np.full(n, -1, dtype=np.int64)
     acc_idx = np.full(n, -1, dtype=np.int64)
     open_ = np.ones(n, dtype=bool)
-    for i, (R, _) in enumerate(stages[:-1]):
-        ratio = np.ones_like(R)
-        np.divide(R, q, out=ratio, where=q > 0)
-        ok = open_ & (u[:, i] < np.minimum(ratio, 1.0)[drafts[:, i]])
+    for i, (R, _) in enumerate(stages[:-1]):  # draft i against the running R: min(1, R/q), 1 where q = 0
+        ok = open_ & (u[:, i] < acceptance_prob(R, q)[drafts[:, i]])
         tokens[ok] = drafts[ok, i]
         acc_idx[ok] = i
         open_ &= ~ok

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .checks import integer, real
+from .theory import acceptance_prob, resample_dist
 from .validate import as_dist
 
 
@@ -116,15 +117,9 @@ def verify_output_dist(p_ratio: ArrayLike, q_ratio: ArrayLike, q_sampled: ArrayL
     s = as_dist(q_sampled, "q_sampled")
     if not (p.size == q.size == s.size):
         raise ValueError(f"p_ratio, q_ratio, q_sampled have lengths {p.size}, {q.size}, {s.size}: must match")
-    ratio = np.ones_like(p)
-    np.divide(p, q, out=ratio, where=q > 0)
-    a = np.minimum(ratio, 1.0)
-    a = np.where(q > 0, a, 0.0)  # a token with q_ratio = 0 is rejected (vLLM's guard)
+    a = np.where(q > 0, acceptance_prob(p, q), 0.0)  # a token with q_ratio = 0 is rejected (vLLM's guard)
     acc = s * a
-    res = np.maximum(p - q, 0.0)
-    z = res.sum()
-    r = res / z if z > 0 else p
-    return acc + (1.0 - acc.sum()) * r
+    return acc + (1.0 - acc.sum()) * resample_dist(p, q)
 
 
 @dataclass(frozen=True)

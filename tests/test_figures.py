@@ -14,9 +14,9 @@ import specviz
 from specviz import figures as F
 from specviz.figures import export as EX
 from specviz.figures.empirical import tv_reference_constant
-from specviz.figures.gamma_steps import simulate_accepted_lengths
 from specviz.figures.style import trace_by_meta as tr
 from specviz.figures.style import trace_metas, vocab_names
+from specviz.gamma import simulate_accepted_lengths
 from specviz.palette import PALETTE
 
 P, Q = specviz.TUTORIAL_P, specviz.TUTORIAL_Q

@@ -23,16 +23,8 @@ import specviz as sv
 
 torch = pytest.importorskip("torch")
 
-from specviz.torch_sampling import (  # noqa: E402
-    U_MAX,
-    categorical_torch,
-    check_rows,
-    residual_rows,
-    seeded_uniforms,
-    spec_sample_torch,
-    sum_tolerance,
-    verify_chain_torch,
-)
+from specviz.torch_rows import U_MAX, check_rows, seeded_uniforms, sum_tolerance  # noqa: E402
+from specviz.torch_sampling import categorical_torch, residual_rows, spec_sample_torch, verify_chain_torch  # noqa: E402
 
 ALPHA = 1e-4
 

@@ -3,8 +3,6 @@
 >>> from specviz.figures.style import trace_by_meta
 >>> [float(v) for v in trace_by_meta(expected_tokens_figure(alphas=(0.5,), gamma_max=2), "alpha=0.5").y]
 [1.0, 1.5, 1.75]
->>> simulate_accepted_lengths(1.0, 3, 2).tolist()
-[3, 3]
 """
 
 from __future__ import annotations
@@ -107,18 +105,6 @@ def speedup_heatmap(c=0.1, alphas=None, gammas=None) -> go.Figure:
         yaxis=dict(title=t("gamma.alpha_axis")),
     )
     return fig
-
-
-def simulate_accepted_lengths(alpha, gamma, n, seed=0) -> np.ndarray:
-    """(n,) accepted drafts per verify step when each draft is accepted i.i.d. with prob α."""
-    rng = np.random.default_rng(seed)
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    gamma, n = int(gamma), int(n)
-    if gamma < 1 or n < 1:
-        raise ValueError(f"gamma and n must be >= 1, got gamma={gamma}, n={n}")
-    ok = rng.random((n, gamma)) < alpha
-    return np.where(ok.all(axis=1), gamma, np.argmin(ok, axis=1))
 
 
 def accepted_length_figure(accepted_counts, alpha, gamma) -> go.Figure:

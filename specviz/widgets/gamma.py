@@ -6,8 +6,7 @@ import ipywidgets as W
 import numpy as np
 
 from ..figures import gamma_figure
-from ..figures.gamma_steps import simulate_accepted_lengths
-from ..gamma import best_gamma, expected_tokens, speedup
+from ..gamma import best_gamma, expected_tokens, simulate_accepted_lengths, speedup
 from ..htmlkit import html_table
 from ..i18n import t
 from .base import App, safe_callback
