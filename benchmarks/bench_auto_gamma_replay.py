@@ -150,7 +150,7 @@ def record(path: Path = DATA, new_tokens: int = 128, repeats: int = 9) -> None:
     from bench_prompt_lookup import PROMPTS
 
     from specviz.lm import autoregressive_generate, load_pair
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     torch.set_num_threads(1)
     pair = load_pair("smollm2-135m", "prompt-lookup", device="cpu", progress=False, hf_progress=False)

@@ -358,7 +358,7 @@ def measure_prompt_lookup() -> Reading:
         return Reading(error=f"SmolLM2 is not usable ({found.message('target')}): run make models")
     bpl = _bench("bench_prompt_lookup")
     from specviz.lm import autoregressive_generate, load_pair, speculative_generate
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     torch.set_num_threads(1)
     pair = load_pair(target, "prompt-lookup", device="cpu", progress=False, hf_progress=False)

@@ -106,7 +106,7 @@ def speedups(times: dict, work: dict | None = None) -> dict:
 def smollm2_part(args) -> list:
     gammas = [int(g) for g in args.gammas.split(",")]
     pair = load_pair(args.target, "prompt-lookup", device="cpu", progress=False, hf_progress=False)
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     eos = sorted(eos_ids(pair))
     N, rows = args.new_tokens, []

@@ -31,8 +31,9 @@ import pytest
 from test_hostile_apps import run_with_timeout  # fn() in a thread for at most CALL_TIMEOUT_S (10 s)
 
 from specviz import i18n
+from specviz.checks import MAX_GAMMA
 from specviz.figures import static as S
-from specviz.lm.adaptive import MAX_GAMMA, AutoGamma, FixedGamma, GammaChooser, as_chooser
+from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 
 torch = pytest.importorskip("torch")
 lm = pytest.importorskip("specviz.lm")

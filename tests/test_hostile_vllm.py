@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from specviz.lm.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS, MAX_PAGE_BYTES, read_vllm_metrics
+from specviz.lm.http_get import MAX_PAGE_BYTES
+from specviz.lm.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS, read_vllm_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 DRIP_S = 0.2  # one byte every DRIP_S seconds: a per-read timeout of 1 s never fires
@@ -537,7 +538,7 @@ def live_outcome(app, case: Case, url: str) -> tuple[str, str]:
 @pytest.mark.slow
 def test_live_app_against_hostile_servers(hostile):
     pytest.importorskip("ipywidgets")
-    from specviz.widgets.live_vllm import vllm_live_app
+    from specviz.widgets.live.vllm import vllm_live_app
 
     refused = refused_url()
     app = vllm_live_app(hostile.url + "/good", timeout=5.0)
@@ -572,7 +573,7 @@ def test_live_app_against_hostile_servers(hostile):
 )
 def test_live_app_refuses_out_of_range_arguments(kwargs, expect):
     pytest.importorskip("ipywidgets")
-    from specviz.widgets.live_vllm import VLLMLiveApp
+    from specviz.widgets.live.vllm import VLLMLiveApp
 
     with pytest.raises((ValueError, TypeError), match=expect):
         VLLMLiveApp(**kwargs)

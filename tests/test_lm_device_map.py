@@ -14,7 +14,7 @@ import torch
 from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint
 
 from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.loading import check_device_map, describe_device_map
+from specviz.lm.devices import check_device_map, describe_device_map
 from specviz.lm.models import main_device
 
 GPT2_MAP = {

@@ -368,7 +368,7 @@ def test_one_host_read_per_verify_step(monkeypatch):
 def test_stop_at_eos_uses_the_tokenizer_and_the_generation_config(pair):
     from types import SimpleNamespace
 
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     fake = SimpleNamespace(
         target=SimpleNamespace(model=SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[1, 2]))),

@@ -9,7 +9,8 @@ import torch
 from lm_fixtures import tiny_checkpoint
 
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.loading import hf_progress_bars, parse_dtype, pick_device
+from specviz.lm.devices import parse_dtype, pick_device
+from specviz.lm.hub import hf_progress_bars
 from specviz.lm.pair import format_prompt
 from specviz.lm.prompt_lookup import PromptLookupModel
 

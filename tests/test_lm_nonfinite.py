@@ -23,7 +23,7 @@ from specviz.lm import (  # noqa: E402
     compare,
     speculative_generate,  # noqa: E402
 )
-from specviz.lm.engine import bad_rows  # noqa: E402
+from specviz.lm.logits import bad_rows  # noqa: E402
 
 PROMPT = [1, 2, 3]
 BAD_TOKEN = 5  # the generated token (1-based) whose logits are broken: history length len(PROMPT) + 4

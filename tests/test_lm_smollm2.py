@@ -135,7 +135,7 @@ def test_specviz_run_stops_at_the_end_of_the_turn(capsys):
     import json
 
     from specviz.cli import main
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     argv = ["run", "--target", "smollm2-135m", "--draft", "prompt-lookup", "--prompt", COPY_PROMPT]
     argv += ["--temperature", "0", "--device", "cpu", "--json", "--max-new-tokens", "160"]

@@ -22,14 +22,8 @@ import numpy as np
 import pytest
 
 from specviz.cli import main as cli_main
-from specviz.lm.vllm import (
-    SpecCounters,
-    implied_alpha,
-    metrics_url,
-    parse_vllm_metrics,
-    read_vllm_metrics,
-    watch_vllm,
-)
+from specviz.lm.vllm import metrics_url, parse_vllm_metrics, read_vllm_metrics, watch_vllm
+from specviz.lm.vllm_counters import SpecCounters, implied_alpha
 
 GAMMA = 4
 MODEL = "meta-llama/Llama-3.1-70B-Instruct"
@@ -432,7 +426,7 @@ def test_live_view_draws_the_interval_in_the_acceptance_plots(fresh):
 
 
 def test_live_view_shows_errors_in_the_ui(server, down_url):
-    from specviz.widgets.live_vllm import vllm_live_app
+    from specviz.widgets.live.vllm import vllm_live_app
 
     app = vllm_live_app(server.url + "/nospec/metrics", timeout=2)
     assert app.read() is None and "without speculative-decoding counters" in app.message_text

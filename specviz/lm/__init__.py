@@ -5,9 +5,9 @@
 >>> len(speculative_generate(pair, [0], max_new_tokens=5, seed=0).new_ids)
 5
 
-The names below load on first use, so the modules that never touch torch (`stats`,
-`vllm`, `payoff`, `results`, `fates`, `catalog`, `adaptive`, `pair`, `settings`) import on the plain
-`pip install specviz`; a name that needs torch, asked for without it, raises an
+The names below load on first use, so the modules that never touch torch (`stats`, `vllm`,
+`payoff`, `results`, `fates`, `catalog`, `adaptive`, `pair`, `settings`, `inputs`) import on the
+plain `pip install specviz`; a name that needs torch, asked for without it, raises an
 ImportError naming the `[lm]` extra.
 """
 
@@ -17,19 +17,11 @@ LM_EXTRA = "specviz.lm needs the [lm] extra (torch, transformers, ...): pip inst
 """The one-line message for a missing torch (or transformers)."""
 
 HOMES = {  # public name -> the module of specviz.lm that defines it
-    **dict.fromkeys(
-        (
-            "NonFiniteLogitsError",
-            "SpeculativeEngine",
-            "autoregressive_generate",
-            "process_logits",
-            "process_probs",
-            "speculative_generate",
-        ),
-        "engine",
-    ),
+    **dict.fromkeys(("SpeculativeEngine", "autoregressive_generate", "speculative_generate"), "engine"),
+    **dict.fromkeys(("NonFiniteLogitsError", "process_logits", "process_probs"), "logits"),
     **dict.fromkeys(("GenerationResult", "StepRecord"), "results"),
-    **dict.fromkeys(("BUNDLED_DIR", "load_pair", "pick_device"), "loading"),
+    **dict.fromkeys(("BUNDLED_DIR", "load_pair"), "loading"),
+    "pick_device": "devices",
     **dict.fromkeys(("Pair", "format_prompt"), "pair"),
     "GenerationSettings": "settings",
     **dict.fromkeys(("HFModel", "LanguageModel", "NGramModel", "Session"), "models"),
@@ -38,7 +30,8 @@ HOMES = {  # public name -> the module of specviz.lm that defines it
     "compare": "run",
     "StaticHFModel": "static_cache",
     **dict.fromkeys(("SpecStats", "spec_stats"), "stats"),
-    **dict.fromkeys(("SpecCounters", "parse_vllm_metrics", "read_vllm_metrics"), "vllm"),
+    "SpecCounters": "vllm_counters",
+    **dict.fromkeys(("parse_vllm_metrics", "read_vllm_metrics"), "vllm"),
 }
 NEEDS_TORCH = ("torch", "transformers")
 """The packages of the [lm] extra whose absence `LM_EXTRA` names."""

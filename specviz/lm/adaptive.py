@@ -92,12 +92,11 @@ import bisect
 import weakref
 from dataclasses import dataclass, field
 
-from ..checks import flag, real
-from .gamma_chooser import MAX_GAMMA, FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, whole
+from ..checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
+from .gamma_chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, whole
 
-__all__ = ["AUTO", "MAX_GAMMA", "AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
+__all__ = ["AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
 
-AUTO = "auto"
 AGREEMENT_EDGES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # bucket j holds agreements in [edge j-1, edge j)
 AGREEMENT_MIDDLE = (0, 1, 2, 3, 5, 7, 10, 14, 20, 28, 40, 56, 64)  # the m that stands for bucket j in the prior
 
@@ -413,7 +412,7 @@ class AutoGamma(GammaChooser):
         return g_best() if want else 0
 
     def observe(self, gamma, accepted, draft_s, verify_s, match=None) -> None:
-        gamma = whole(gamma, "gamma", hi=MAX_GAMMA)
+        gamma = gamma_setting(gamma)
         accepted = whole(accepted, "accepted", hi=gamma)
         draft_s, verify_s = seconds(draft_s, "draft_s"), seconds(verify_s, "verify_s")
         match = None if match is None else whole(match, "match")
@@ -447,16 +446,16 @@ class AutoGamma(GammaChooser):
 
 
 def as_chooser(gamma) -> GammaChooser:
-    """A GammaChooser from a whole number, "auto", or a chooser (checked by `check_chooser`); errors name `gamma`."""
+    """A GammaChooser from a whole number, "auto" (read by `gamma_setting`), or a chooser (checked by `check_chooser`).
+
+    Errors name `gamma`. "auto" is a new `AutoGamma(remember=True)` each call: one per run.
+    """
     if isinstance(gamma, GammaChooser):
         return check_chooser(gamma)
     if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # a chooser of its own (numpy scalars have choose)
         raise TypeError(f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}")
-    if isinstance(gamma, str):
-        if gamma.strip().lower() == AUTO:
-            return AutoGamma(remember=True)
-        raise ValueError(f"gamma must be a whole number >= 0 or 'auto', got {gamma!r}")
-    return FixedGamma(gamma)
+    gamma = gamma_setting(gamma, auto=True)
+    return AutoGamma(remember=True) if gamma == AUTO else FixedGamma(gamma)
 
 
 _MEMORY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # draft model -> {(id(target), settings): AutoGamma}

@@ -4,7 +4,8 @@ The engine asks a chooser for each step's number of drafts before drafting (`cho
 it what the step did afterwards (`observe`); `specviz.lm.adaptive` holds `gamma="auto"` and the
 argument why any such choice stays lossless. `check_chooser` is what the engine checks of a
 chooser it is given; `whole`, `seconds` and `setting` check a chooser's arguments and settings,
-naming each and its range.
+naming each and its range. A γ itself is read by `specviz.checks.gamma_setting` and bounded by
+`specviz.checks.MAX_GAMMA`, the one parser and the one bound.
 
 >>> FixedGamma(4).choose(10), FixedGamma(4).choose(2, run=[7])
 (4, 1)
@@ -16,11 +17,9 @@ ValueError: prior_acceptance must be a number in [0, 1], got 2
 
 from __future__ import annotations
 
-from ..checks import brief, integer, real
+from ..checks import MAX_GAMMA, brief, gamma_setting, integer, real
 
-__all__ = ["MAX_GAMMA", "FixedGamma", "GammaChooser", "check_chooser", "chooser_name", "seconds", "setting", "whole"]
-
-MAX_GAMMA = 1_000  # the most drafts one verify step may take
+__all__ = ["FixedGamma", "GammaChooser", "check_chooser", "chooser_name", "seconds", "setting", "whole"]
 
 
 class GammaChooser:
@@ -51,7 +50,7 @@ class FixedGamma(GammaChooser):
     """The same γ every step (less near the end of a run, or when a lookup proposes fewer)."""
 
     def __init__(self, gamma: int):
-        self.gamma = self.max_gamma = integer(gamma, "gamma", lo=0, hi=MAX_GAMMA)
+        self.gamma = self.max_gamma = gamma_setting(gamma)
         self.name = str(self.gamma)
 
     @property

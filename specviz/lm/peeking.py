@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import torch
 
-from .engine import SpeculativeEngine, probs_on_device
+from .engine import SpeculativeEngine
+from .logits import probs_on_device
 from .models import Session
 
 __all__ = ["CutDrafts", "DropLowConfidenceDrafts", "DropUnlikelyDrafts", "StopAfterLowConfidence"]
@@ -40,9 +41,10 @@ class CutDrafts(SpeculativeEngine):
         self.threshold = float(threshold)
         self.target = None
 
-    def generate(self, pair, *args, **kwargs):
-        self.target = pair.target  # the p-peeking rule reads the target's p at each drafted position
-        return super().generate(pair, *args, **kwargs)
+    def generate(self, pair, prompt, settings=None, *args, **kwargs):
+        """`SpeculativeEngine.generate`, keeping the target: the p-peeking rule reads its p at each drafted position."""
+        self.target = pair.target
+        return super().generate(pair, prompt, settings, *args, **kwargs)
 
     def keep(self, seq: list, drafts: list, q_rows: list, s) -> int:  # pragma: no cover - interface
         """How many of `drafts` (ids drawn after `seq` from the rows `q_rows`) the step verifies."""

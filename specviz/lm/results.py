@@ -14,7 +14,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
-from .fates import FATE_COLORS, FATE_KEYS, FATE_LABELS, FATES, fates_html  # noqa: F401  (re-exported)
+from .fates import fates_html
 
 
 @dataclass

@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .inputs import check_pair
+from .settings import MAX_NEW_TOKENS, GenerationSettings, settings_or
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -33,6 +36,8 @@ def compare(
     chat: str | bool = "auto",
     warmup_tokens: int = 8,
     ignore_eos: bool = False,
+    *,
+    settings: GenerationSettings | None = None,
 ) -> dict:
     """Run speculative and plain decoding on the same prompt; return one JSON-ready dict of figures.
 
@@ -47,23 +52,27 @@ def compare(
     config's end ids) unless `ignore_eos` (vLLM's benchmark flag: fixed-length timing);
     `finish_reason` / `ar_finish_reason` say "stop" or "length", and each decoder's tokens/s
     counts its own tokens. `gamma` is a whole number or "auto" (`gamma_per_step` lists what
-    each verify step drafted).
+    each verify step drafted). `settings=GenerationSettings(...)` gives the settings at once
+    instead of the keywords (its `stop_at_eos` then says where both decoders stop).
     """
     from ..checks import integer
-    from .engine import MAX_NEW_TOKENS, autoregressive_generate, check_pair, speculative_generate
+    from .engine import autoregressive_generate, speculative_generate
     from .stats import spec_stats
 
     check_pair(pair)
-    max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS)
+    keywords = dict(max_new_tokens=max_new_tokens, gamma=gamma, temperature=temperature, top_k=top_k, top_p=top_p)
+    keywords.update(seed=seed, threads=threads, chat=chat)
+    if settings is None:  # the keyword form: both decoders stop at the end of the turn unless ignore_eos
+        settings = GenerationSettings(**keywords, stop_at_eos=not ignore_eos)
+    else:
+        settings = settings_or(settings, compare, **keywords, ignore_eos=ignore_eos)
     warmup_tokens = integer(warmup_tokens, "warmup_tokens", lo=0, hi=MAX_NEW_TOKENS)
-    kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, threads=threads, chat=chat)
-    stop = dict(stop_at_eos=not ignore_eos)
     if warmup_tokens:
-        n = min(warmup_tokens, max_new_tokens)
-        autoregressive_generate(pair, prompt, n, seed=seed, **kw)
-        speculative_generate(pair, prompt, n, gamma, seed=seed, **kw)
-    ar = autoregressive_generate(pair, prompt, max_new_tokens, seed=seed, **kw, **stop)
-    spec = speculative_generate(pair, prompt, max_new_tokens, gamma, seed=seed, **kw, **stop)
+        warm = settings.replace(max_new_tokens=min(warmup_tokens, settings.max_new_tokens), stop_at_eos=False)
+        autoregressive_generate(pair, prompt, settings=warm)
+        speculative_generate(pair, prompt, settings=warm)
+    ar = autoregressive_generate(pair, prompt, settings=settings)
+    spec = speculative_generate(pair, prompt, settings=settings)
     st = spec_stats(spec).to_dict()
     tps, ar_tps = spec.tokens_per_second, ar.tokens_per_second
     out = {
@@ -72,13 +81,13 @@ def compare(
         "device": str(getattr(pair, "device", "cpu")),
         "prompt_ids": list(spec.prompt_ids),
         "gamma": spec.gamma,
-        "ignore_eos": bool(ignore_eos),
+        "ignore_eos": not settings.stop_at_eos,
         "finish_reason": spec.finish_reason,
         "ar_finish_reason": ar.finish_reason,
-        "temperature": temperature,
-        "top_k": top_k,
-        "top_p": top_p,
-        "seed": seed,
+        "temperature": settings.temperature,
+        "top_k": settings.top_k,
+        "top_p": settings.top_p,
+        "seed": settings.seed,
         "text": spec.text,
         "ids": list(spec.new_ids),
         "ar_text": ar.text,
@@ -106,7 +115,7 @@ def compare(
             )
         }
     )
-    if temperature == 0:
+    if settings.temperature == 0:
         out["greedy_equal"] = spec.new_ids == ar.new_ids
     return out
 

@@ -18,14 +18,27 @@ ValueError: top_p must be <= 1, got 1.5
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import reprlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checks import flag, gamma_setting, integer
 from ..standardize import Sampling
 from .gamma_chooser import GammaChooser
 
-__all__ = ["CHAT_CHOICES", "MAX_NEW_TOKENS", "MAX_SEED", "MAX_THREADS", "GenerationSettings"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "CHAT_CHOICES",
+    "MAX_NEW_TOKENS",
+    "MAX_SEED",
+    "MAX_THREADS",
+    "GenerationSettings",
+    "keyword_settings",
+    "settings_or",
+]
 
 MAX_NEW_TOKENS = 1_000_000
 """A bound on one call (a model without a context limit would otherwise run on)."""
@@ -91,3 +104,58 @@ class GenerationSettings:
     def replace(self, **changes) -> GenerationSettings:
         """A copy with some fields changed (checked again)."""
         return dataclasses.replace(self, **changes)
+
+
+def settings_or(settings: GenerationSettings | None, caller: Callable, **given) -> GenerationSettings:
+    """`settings` when given, else `GenerationSettings(**given)`: the keyword form, read at the edge of `caller`.
+
+    `given` are the settings `caller` took as keywords; with `settings=` each must be at `caller`'s
+    default for it, or the call is a TypeError naming both (one way to say a setting, not two).
+
+    >>> def run(max_new_tokens=64, temperature=1.0, *, settings=None):
+    ...     return settings_or(settings, run, max_new_tokens=max_new_tokens, temperature=temperature)
+    >>> run(10).max_new_tokens, run(settings=GenerationSettings(temperature=0)).temperature
+    (10, 0)
+    >>> run(10, settings=GenerationSettings())
+    Traceback (most recent call last):
+    ...
+    TypeError: run: give either settings= or the setting keywords, not both (settings= and max_new_tokens=10)
+    """
+    if settings is None:
+        return GenerationSettings(**given)
+    if not isinstance(settings, GenerationSettings):
+        raise TypeError(f"settings must be a specviz.lm.GenerationSettings (or None), got {type(settings).__name__}")
+    defaults = inspect.signature(caller).parameters
+    changed = [f"{k}={reprlib.repr(v)}" for k, v in given.items() if not _is_default(v, defaults[k].default)]
+    if changed:
+        raise TypeError(
+            f"{caller.__name__}: give either settings= or the setting keywords, not both "
+            f"(settings= and {', '.join(changed)})"
+        )
+    return settings
+
+
+def keyword_settings(caller: Callable, *args, **kwargs) -> tuple[GenerationSettings, dict]:
+    """A call in `caller`'s keyword form, read as `caller` reads it: (its settings, its other arguments by name).
+
+    >>> def run(prompt, max_new_tokens=64, on_step=None, *, settings=None): ...
+    >>> settings, rest = keyword_settings(run, [0], 5, on_step=print)
+    >>> settings.max_new_tokens, rest
+    (5, {'prompt': [0], 'on_step': <built-in function print>})
+    """
+    call = inspect.signature(caller).bind(*args, **kwargs)
+    call.apply_defaults()
+    given = {
+        f.name: call.arguments.pop(f.name) for f in dataclasses.fields(GenerationSettings) if f.name in call.arguments
+    }
+    return settings_or(call.arguments.pop("settings", None), caller, **given), call.arguments
+
+
+def _is_default(value: object, default: object) -> bool:
+    """True when `value` is the default itself, or equal to it and of its type (True is no default 1)."""
+    if value is default:
+        return True
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):
+        return False
