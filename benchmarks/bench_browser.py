@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from specviz import cli  # noqa: E402
+from specviz.cli import common, jupyter_args  # noqa: E402
 
 GOAL_LATENCY_MS = 100.0
 GOAL_FIRST_PLOT_S = 8.0
@@ -150,8 +150,8 @@ def find_chromium() -> str | None:
 class Voila:
     def __init__(self, preheat: bool = True, log_dir: Path | None = None):
         self.port = free_port()
-        notebook = cli.find_notebooks_dir() / cli.DASHBOARD_NOTEBOOK
-        cmd = cli.build_dashboard_command(notebook, port=self.port, preheat=preheat)
+        notebook = common.find_notebooks_dir() / common.DASHBOARD_NOTEBOOK
+        cmd = jupyter_args.build_dashboard_command(notebook, port=self.port, preheat=preheat)
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log = open((log_dir or Path(tempfile.gettempdir())) / f"voila-{self.port}.log", "wb")
         self.proc = subprocess.Popen(

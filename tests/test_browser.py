@@ -120,7 +120,7 @@ class Server:
 
 def voila_command(port: int, notebook: Path = DASHBOARD) -> list[str]:
     """Exactly what `specviz dashboard` runs (kernel preheating included)."""
-    from specviz.cli import build_dashboard_command
+    from specviz.cli.jupyter_args import build_dashboard_command
 
     return build_dashboard_command(notebook, port=port)
 
@@ -752,7 +752,7 @@ def live_generate(page, timeout: float = FIRST_PLOT_MS) -> float:
 
 
 # The first Generate of each offered pair, at its defaults, as a lecturer presses it (issue 31). The panel's
-# speed-up is pooled over timing rounds (live_sweep.speed_rounds), never one 0.6 s run. What the benchmarks
+# speed-up is pooled over timing rounds (live.sweep.speed_rounds), never one 0.6 s run. What the benchmarks
 # measure for each: SmolLM2 + prompt lookup on the rewrite prompt 3.2x (auto, bench_prompt_lookup, "edit"),
 # held here to 1.5; the bundled pair at T = 1 about 1.05-1.15x (bench_auto_vs_plain, ABBA medians over seeds),
 # where pooled first clicks read 0.91-1.19x in fresh processes on an idle machine and 0.74x once in CI with

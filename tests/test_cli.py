@@ -17,6 +17,7 @@ from conftest import free_port
 
 import specviz
 from specviz import cli
+from specviz.cli import common, jupyter_args, servers
 
 
 def run_cli(*args: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
@@ -84,7 +85,7 @@ def test_dashboard_refuses_non_loopback_host_without_flag(tmp_path):
 
 @pytest.mark.parametrize("host", ["192.0.2.10", "::", "example.org"])
 def test_dashboard_refuses_other_non_loopback_hosts(tmp_path, host, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_run", lambda cmd, cwd: pytest.fail("server started"))
+    monkeypatch.setattr(servers, "exec_server", lambda cmd, cwd: pytest.fail("server started"))
     (tmp_path / "dashboard.ipynb").write_text("{}")
     code, out, err = call(["dashboard", "--host", host, "--notebooks", str(tmp_path)], capsys)
     assert code == 2
@@ -124,18 +125,18 @@ def test_bad_port_is_a_usage_error(capsys):
     ],
 )
 def test_is_loopback(host, expected):
-    assert cli.is_loopback(host) is expected
+    assert servers.is_loopback(host) is expected
 
 
 def test_notebooks_dir_defaults_to_repo_notebooks(repo_root):
-    assert cli.repo_root() == repo_root
-    assert cli.find_notebooks_dir() == (repo_root / "notebooks").resolve()
-    assert cli.find_notebooks_dir("/some/where") == Path("/some/where").resolve()
+    assert common.repo_root() == repo_root
+    assert common.find_notebooks_dir() == (repo_root / "notebooks").resolve()
+    assert common.find_notebooks_dir("/some/where") == Path("/some/where").resolve()
 
 
 def test_dashboard_command_line(tmp_path):
     nb = tmp_path / "dashboard.ipynb"
-    cmd = cli.build_dashboard_command(nb, port=9123, extra=["--debug"])
+    cmd = jupyter_args.build_dashboard_command(nb, port=9123, extra=["--debug"])
     assert cmd[:3] == [sys.executable, "-m", "voila"]
     assert "--no-browser" in cmd and "--port=9123" in cmd and "--Voila.ip=127.0.0.1" in cmd
     assert "--debug" in cmd
@@ -143,13 +144,13 @@ def test_dashboard_command_line(tmp_path):
     # Notebook 7's lab extension stays out of the dashboard page (it fails to load there);
     # voila.json at the repository root (used by `voila` run there, and Binder) says the same
     assert "--VoilaConfiguration.extension_denylist=@jupyter-notebook/lab-extension" in cmd
-    voila_json = json.loads((cli.repo_root() / "voila.json").read_text(encoding="utf-8"))
-    assert tuple(voila_json["VoilaConfiguration"]["extension_denylist"]) == cli.VOILA_EXTENSION_DENYLIST
+    voila_json = json.loads((common.repo_root() / "voila.json").read_text(encoding="utf-8"))
+    assert tuple(voila_json["VoilaConfiguration"]["extension_denylist"]) == jupyter_args.VOILA_EXTENSION_DENYLIST
 
 
 def test_lab_command_line_adds_allow_root_only_for_root(tmp_path):
-    as_root = cli.build_lab_command(tmp_path, port=9124, token="t", as_root=True)
-    as_user = cli.build_lab_command(tmp_path, port=9124, token="t", as_root=False)
+    as_root = jupyter_args.build_lab_command(tmp_path, port=9124, token="t", as_root=True)
+    as_user = jupyter_args.build_lab_command(tmp_path, port=9124, token="t", as_root=False)
     assert "--allow-root" in as_root and "--allow-root" not in as_user
     assert as_user[:4] == [sys.executable, "-m", "jupyter", "lab"]
     for flag in (
@@ -170,7 +171,7 @@ def test_dashboard_prints_url_before_starting_voila(tmp_path, monkeypatch, capsy
         started["cmd"], started["cwd"] = cmd, cwd
         return 0
 
-    monkeypatch.setattr(cli, "_run", fake_run)
+    monkeypatch.setattr(servers, "exec_server", fake_run)
     assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--port", "9125"]) == 0
     out = capsys.readouterr().out
     assert "Dashboard URL:  http://127.0.0.1:9125/" in out
@@ -419,9 +420,11 @@ def test_an_installed_wheel_ships_the_notebooks(tmp_path):
     )
     script = (
         "import specviz, specviz.cli as c, sys; from pathlib import Path\n"
+        "from specviz.cli.common import find_notebooks_dir, packaged_notebooks\n"
+        "from specviz.cli.jupyter_args import build_dashboard_command\n"
         f"assert specviz.__file__.startswith({str(site)!r}), specviz.__file__\n"
-        "nb = c.find_notebooks_dir(); assert nb == c.packaged_notebooks() and (nb / 'dashboard.ipynb').is_file()\n"
-        "cmd = c.build_dashboard_command(nb / 'dashboard.ipynb'); assert any('dashboard.ipynb' in str(a) for a in cmd)\n"
+        "nb = find_notebooks_dir(); assert nb == packaged_notebooks() and (nb / 'dashboard.ipynb').is_file()\n"
+        "cmd = build_dashboard_command(nb / 'dashboard.ipynb'); assert any('dashboard.ipynb' in str(a) for a in cmd)\n"
         "sys.exit(c.main(['notebooks', 'copy']))\n"
     )
     work = tmp_path / "elsewhere"

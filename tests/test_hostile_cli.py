@@ -3,7 +3,7 @@
 Each case ends in one of OK (it did what was asked), GOOD_ERROR (exit status != 0 and one line
 `specviz CMD: error: ...` on stderr), OBSCURE (a traceback, or an error without that line), SILENT (exit 0
 where it should have refused, or a server started that should not have) or HANG (no answer in time).
-No server is ever started: `cli._run` (the exec) is replaced by a recorder. `pytest -s` prints the counts.
+No server is ever started: `servers.exec_server` (the exec) is replaced by a recorder. `pytest -s` prints the counts.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections import Counter
 import pytest
 
 from specviz import cli
+from specviz.cli import files, jupyter_args, notebooks, servers
 
 COUNTS: Counter[str] = Counter()
 BAD = ("OBSCURE", "SILENT", "HANG")
@@ -52,8 +53,10 @@ def record(outcomes: list[tuple[str, object, str]]) -> None:
 def launches(monkeypatch):
     """The commands `specviz lab` / `dashboard` would exec (none is started)."""
     started: list[list[str]] = []
-    monkeypatch.setattr(cli, "_run", lambda cmd, cwd: started.append(cmd) or 0)
-    monkeypatch.setattr(cli, "listen_problem", lambda host, port: None)  # 8888 may be taken here: its own test below
+    monkeypatch.setattr(servers, "exec_server", lambda cmd, cwd: started.append(cmd) or 0)
+    monkeypatch.setattr(
+        servers, "listen_problem", lambda host, port: None
+    )  # 8888 may be taken here: its own test below
     for name in ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE"):
         monkeypatch.delenv(name, raising=False)
     return started
@@ -74,7 +77,9 @@ def call(argv: list[str], capsys) -> tuple[int, str, str]:
 
 def lab_final(cmd: list[str]) -> dict[str, list[str]]:
     """Every value each setting gets on a `jupyter lab` command line, read as traitlets reads it."""
-    settings, _ = cli.read_traitlets_args(cmd[cmd.index("--no-browser") :], cli.LAB_ALIASES, cli.LAB_FLAGS)
+    settings, _ = jupyter_args.read_traitlets_args(
+        cmd[cmd.index("--no-browser") :], jupyter_args.LAB_ALIASES, jupyter_args.LAB_FLAGS
+    )
     final: dict[str, list[str]] = {}
     for key, value, _ in settings:
         final.setdefault(key, []).append(value)
@@ -148,11 +153,11 @@ def test_lab_guard_judges_the_final_command_line(tmp_path, launches, capsys):
         kind = classify(code, err, "ok", "specviz lab") if launches else "OBSCURE"
         if launches:
             final = lab_final(launches[-1])
-            once = all(len(final.get(k, [])) <= 1 for k in cli.LAB_MANAGED)
-            tokens = final.get(cli.LAB_TOKEN, [""])
+            once = all(len(final.get(k, [])) <= 1 for k in jupyter_args.LAB_MANAGED)
+            tokens = final.get(jupyter_args.LAB_TOKEN, [""])
             good = tokens[0].strip() if token is None else tokens[0] == token or not token
-            kind = kind if once and good and not any(k in final for k in cli.LAB_SPELLINGS) else "SILENT"
-            if token is None and cli.LAB_PASSWORD not in final:
+            kind = kind if once and good and not any(k in final for k in jupyter_args.LAB_SPELLINGS) else "SILENT"
+            if token is None and jupyter_args.LAB_PASSWORD not in final:
                 kind = kind if f"?token={tokens[0]}" in out else "SILENT"  # the pinned token is shown
         outcomes.append((kind, argv, err.strip() or (launches[-1] if launches else "")))
         launches.clear()
@@ -178,7 +183,7 @@ def test_lab_guard_reads_jupyters_token_variables(tmp_path, launches, monkeypatc
         kind = classify(code, err, expect, "specviz lab")
         if expect == "error" and launches:
             kind = "SILENT"
-        if expect == "ok" and launches and cli.LAB_TOKEN in lab_final(launches[-1]):
+        if expect == "ok" and launches and jupyter_args.LAB_TOKEN in lab_final(launches[-1]):
             kind = "SILENT"  # Jupyter's own $JUPYTER_TOKEN is kept, not replaced
         outcomes.append((kind, env, err.strip()))
         launches.clear()
@@ -227,20 +232,20 @@ def test_lab_refuses_a_token_file_jupyter_could_not_use(tmp_path, launches, monk
                 continue
             code, _, err = result
             kind = "SILENT" if expect == "error" and launches else classify(code, err, expect, "specviz lab")
-            if expect == "ok" and launches and cli.LAB_TOKEN in lab_final(launches[-1]):
+            if expect == "ok" and launches and jupyter_args.LAB_TOKEN in lab_final(launches[-1]):
                 kind = "SILENT"  # Jupyter reads the file itself: nothing replaces it
             outcomes.append((kind, (path, ip), err.strip()))
             launches.clear()
     record(outcomes)
 
 
-LISTEN = cli.listen_problem
+LISTEN = servers.listen_problem
 
 
 def test_lab_never_moves_to_another_port_than_it_prints(tmp_path, launches, monkeypatch, capsys):
     """A taken --port is refused in one line before Jupyter starts (Jupyter, told port_retries=0, would fail too,
     not serve on P+1 under the URL printed with P); a pass-through --port-retries is kept and the line says so."""
-    monkeypatch.setattr(cli, "listen_problem", LISTEN)
+    monkeypatch.setattr(servers, "listen_problem", LISTEN)
     outcomes = []
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -258,7 +263,9 @@ def test_lab_never_moves_to_another_port_than_it_prints(tmp_path, launches, monk
             kind = "SILENT" if expect == "error" and launches else classify(code, err, expect, "specviz lab")
             if expect == "error" and "Address already in use" not in err:
                 kind = "OBSCURE" if kind == "GOOD_ERROR" else kind
-            if expect == "ok" and (lab_final(launches[-1])[cli.LAB_RETRIES] != [retries] or "another port" not in out):
+            if expect == "ok" and (
+                lab_final(launches[-1])[jupyter_args.LAB_RETRIES] != [retries] or "another port" not in out
+            ):
                 kind = "SILENT"
             outcomes.append((kind, argv, err.strip() or out.strip()))
             launches.clear()
@@ -267,13 +274,13 @@ def test_lab_never_moves_to_another_port_than_it_prints(tmp_path, launches, monk
         port = str(free.getsockname()[1])
     code, out, err = call(["lab", "--notebooks", str(tmp_path), "--port", port], capsys)  # free again: started
     kind = classify(code, err, "ok", "specviz lab") if launches else "OBSCURE"
-    if launches and lab_final(launches[-1])[cli.LAB_RETRIES] != ["0"]:
+    if launches and lab_final(launches[-1])[jupyter_args.LAB_RETRIES] != ["0"]:
         kind = "SILENT"
     record([*outcomes, (kind, "a free port", err.strip())])
 
 
 def test_lab_off_loopback_runs_jupyter_judged_on_its_final_settings(tmp_path, launches, capsys):
-    """Off loopback Jupyter starts through cli.guarded_lab, which judges the settings Jupyter ends with (config
+    """Off loopback Jupyter starts through lab_guard.guarded_lab, which judges the settings Jupyter ends with (config
     files included: test_lab_guard_judges_what_jupyter_will_use runs it); on loopback as plain `jupyter lab`."""
     outcomes = []
     for argv, guarded in [
@@ -285,7 +292,7 @@ def test_lab_off_loopback_runs_jupyter_judged_on_its_final_settings(tmp_path, la
     ]:
         code, _, err = call(["lab", "--notebooks", str(tmp_path), *argv], capsys)
         kind = classify(code, err, "ok", "specviz lab") if launches else "OBSCURE"
-        if launches and launches[-1][1:3] != (["-c", cli.LAB_GUARD] if guarded else ["-m", "jupyter"]):
+        if launches and launches[-1][1:3] != (["-c", jupyter_args.LAB_GUARD] if guarded else ["-m", "jupyter"]):
             kind = "SILENT"
         outcomes.append((kind, argv, err.strip() or (launches[-1][:3] if launches else "")))
         launches.clear()
@@ -327,9 +334,11 @@ def test_dashboard_guard_judges_the_final_command_line(tmp_path, launches, capsy
         code, out, err = call(["dashboard", "--notebooks", str(tmp_path), *argv], capsys)
         kind = classify(code, err, "ok", "specviz dashboard") if launches else "OBSCURE"
         if launches:
-            settings, _ = cli.read_traitlets_args(launches[-1][4:-1], cli.VOILA_ALIASES, cli.VOILA_FLAGS)
-            ips = [v for k, v, _ in settings if k == cli.VOILA_IP]
-            ports = [v for k, v, _ in settings if k == cli.VOILA_PORT]
+            settings, _ = jupyter_args.read_traitlets_args(
+                launches[-1][4:-1], jupyter_args.VOILA_ALIASES, jupyter_args.VOILA_FLAGS
+            )
+            ips = [v for k, v, _ in settings if k == jupyter_args.VOILA_IP]
+            ports = [v for k, v, _ in settings if k == jupyter_args.VOILA_PORT]
             kind = kind if ips == [ip] and ports == [port] and f":{port}/" in out else "SILENT"
         outcomes.append((kind, argv, err.strip() or (launches[-1] if launches else "")))
         launches.clear()
@@ -446,9 +455,9 @@ def test_notebooks_write_failures_are_one_line_and_leave_no_part_file(tmp_path, 
         raise OSError(number, os.strerror(number))
 
     if errno_name == "ENOSPC":
-        monkeypatch.setattr(cli.os, "fdopen", lambda fd, mode: Full(fd))
+        monkeypatch.setattr(files.os, "fdopen", lambda fd, mode: Full(fd))
     else:
-        monkeypatch.setattr(cli.os, "open", refuse)
+        monkeypatch.setattr(files.os, "open", refuse)
     code, _, err = call(["notebooks", str(tmp_path / "nb")], capsys)
     monkeypatch.undo()
     kind = classify(code, err, "error", "specviz notebooks")
@@ -620,7 +629,7 @@ def test_ctrl_c_ends_in_one_line_with_status_130(tmp_path, monkeypatch, capsys):
         (["run", "--max-new-tokens", "2"], "specviz run", (loading, "load_pair")),
         (["models", "list"], "specviz models list", (catalog, "state")),
         (["models", "fetch", "smollm2-135m"], "specviz models fetch", (catalog, "fetch")),
-        (["notebooks", str(tmp_path / "nb")], "specviz notebooks", (cli, "packaged_notebooks")),
+        (["notebooks", str(tmp_path / "nb")], "specviz notebooks", (notebooks, "packaged_notebooks")),
     ]
     outcomes = []
     for argv, prog, (owner, name) in cases:
@@ -828,15 +837,15 @@ def test_reader_agrees_with_traitlets(argv):
     """specviz reads jupyter arguments as traitlets' own loader does (the settings and their values)."""
     from traitlets.config.loader import KVArgParseConfigLoader
 
-    flags = {name: ({"Flag": {name.replace("-", "_"): True}}, "") for name in cli.LAB_FLAGS - {"watch"}}
-    config = KVArgParseConfigLoader(argv, aliases=cli.LAB_ALIASES, flags=flags).load_config()
+    flags = {name: ({"Flag": {name.replace("-", "_"): True}}, "") for name in jupyter_args.LAB_FLAGS - {"watch"}}
+    config = KVArgParseConfigLoader(argv, aliases=jupyter_args.LAB_ALIASES, flags=flags).load_config()
     theirs = {
         f"{section}.{key}" if isinstance(values, dict) else section: value
         for section, values in config.items()
         if section != "Flag"
         for key, value in (values.items() if isinstance(values, dict) else [(None, values)])
     }
-    settings, _ = cli.read_traitlets_args(argv, cli.LAB_ALIASES, cli.LAB_FLAGS)
+    settings, _ = jupyter_args.read_traitlets_args(argv, jupyter_args.LAB_ALIASES, jupyter_args.LAB_FLAGS)
     ours = {key: value for key, value, _ in settings}
     # a setting given twice: traitlets keeps both (Jupyter then refuses); specviz passes the last one
     assert {k: v[-1] if isinstance(v, list) else str(v) for k, v in theirs.items()} == ours
@@ -857,7 +866,7 @@ def test_alias_tables_match_the_installed_servers():
 
     lab_aliases = {**default(ServerApp, "aliases"), **default(LabApp, "aliases")}
     lab_flags = {*default(ServerApp, "flags"), *default(LabApp, "flags")}
-    assert {k: v for k, v in lab_aliases.items() if isinstance(k, str)} == cli.LAB_ALIASES
-    assert lab_flags == cli.LAB_FLAGS
-    assert default(Voila, "aliases") == cli.VOILA_ALIASES
-    assert set(default(Voila, "flags")) == cli.VOILA_FLAGS
+    assert {k: v for k, v in lab_aliases.items() if isinstance(k, str)} == jupyter_args.LAB_ALIASES
+    assert lab_flags == jupyter_args.LAB_FLAGS
+    assert default(Voila, "aliases") == jupyter_args.VOILA_ALIASES
+    assert set(default(Voila, "flags")) == jupyter_args.VOILA_FLAGS

@@ -24,10 +24,12 @@ from pathlib import Path
 import pytest
 from test_cli import call  # specviz ARGV in this process: (exit status, stdout, stderr)
 
-from specviz import cli
+from specviz.cli import common, files, notebooks
 
 REPO = Path(__file__).resolve().parent.parent
-SHIPPED = {f.name: f.read_bytes() for f in cli.packaged_notebooks().iterdir() if f.suffix in cli.NOTEBOOK_SUFFIXES}
+SHIPPED = {
+    f.name: f.read_bytes() for f in common.packaged_notebooks().iterdir() if f.suffix in notebooks.NOTEBOOK_SUFFIXES
+}
 
 
 def _load_book():
@@ -217,7 +219,7 @@ def test_a_full_disk_mid_write_leaves_the_old_file_or_none(tmp_path, monkeypatch
             self.file.write(data[:10])
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(cli.os, "fdopen", Full)
+    monkeypatch.setattr(files.os, "fdopen", Full)
     code, _, err = call(["notebooks", str(dest), *(["--force"] if force else [])], capsys)
     monkeypatch.undo()
     assert one_line_error(code, err, "specviz notebooks") and "No space left on device" in err, err
@@ -230,7 +232,7 @@ def test_a_file_system_without_hard_links_still_gets_whole_files(tmp_path, monke
     def no_links(src, dst, *a, **k):
         raise OSError(1, "Operation not permitted")
 
-    monkeypatch.setattr(cli.os, "link", no_links)
+    monkeypatch.setattr(files.os, "link", no_links)
     dest = tmp_path / "nb"
     code, _, err = call(["notebooks", str(dest)], capsys)
     assert code == 0, err
@@ -374,7 +376,7 @@ def test_a_build_killed_mid_write_leaves_the_old_book_and_the_next_clears_its_fo
 
 def test_the_live_view_still_offers_the_bundled_pair_when_the_cache_variable_names_no_folder(monkeypatch):
     """A bad $SPECVIZ_CACHE is refused where the cache is used, not by the model picker of the live view."""
-    from specviz.widgets.live_models import BUNDLED_PAIR, pair_choices
+    from specviz.widgets.live.models import BUNDLED_PAIR, pair_choices
 
     monkeypatch.setenv("SPECVIZ_CACHE", " ")
     choices = pair_choices()
