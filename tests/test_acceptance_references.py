@@ -154,9 +154,23 @@ def test_numerics_lossless_output():
         np.testing.assert_allclose(lossless_output_in(p, q, "float32").double().numpy(), want, rtol=0, atol=2e-6)
 
 
+def test_standardize_verify_output_dist():
+    """verify_output_dist with every draft on one token x: out = a(x) e_x + (1 - a(x)) r, so a(x) is read back."""
+    from specviz.standardize import verify_output_dist
+
+    for p, q in PAIRS:
+        a = np.full(V, np.nan)
+        for x in range(V):
+            out, r = verify_output_dist(p, q, np.eye(V)[x]), resample_dist(p, q)
+            if r[x] < 1:  # r(x) = 1: out = e_x whatever a(x) is
+                a[x] = round(1 - (out.sum() - out[x]) / (1 - r[x]), 12)  # read back to rounding
+        seen = ~np.isnan(a)
+        assert_rule(np.where(seen, a, acceptance_prob(p, q)), p, q, at_q0=0.0, atol=1e-12, what="standardize")
+
+
 def _closeup_module():
     """The close-up module, wherever the live widgets keep it."""
-    for name in ("specviz.widgets.live_closeup", "specviz.widgets.closeup", "specviz.lm.closeup"):
+    for name in ("specviz.widgets.live.closeup", "specviz.widgets.closeup", "specviz.lm.closeup"):
         try:
             mod = importlib.import_module(name)
         except ImportError:
@@ -209,6 +223,18 @@ def test_correct_verifier():
 
     for i, (p, q) in enumerate(PAIRS):
         _check_verifier(correct_verifier, p, q, seed=i)
+
+
+def test_multi_draft_sample():
+    """multi_draft_sample with one draft: a drafted token x is the accepted one with frequency a(x)."""
+    from specviz.sampling import multi_draft_sample
+
+    n = 200_000
+    for i, (p, q) in enumerate(PAIRS):
+        s = multi_draft_sample(p, q, n, 1, seed=i)
+        drafts = s.drafts[:, 0]
+        hits = np.bincount(drafts[s.accepted_index == 0], minlength=V)
+        assert_frequencies(hits, np.bincount(drafts, minlength=V), acceptance_prob(p, q), "sampling.multi_draft_sample")
 
 
 @pytest.mark.slow

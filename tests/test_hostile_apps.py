@@ -31,9 +31,9 @@ from specviz.widgets import prediction as PR
 
 torch = pytest.importorskip("torch")
 lm = pytest.importorskip("specviz.lm")
-from specviz.widgets import live as L  # noqa: E402
-from specviz.widgets.live_controls import LABEL_STYLE  # noqa: E402
-from specviz.widgets.live_view import LiveView  # noqa: E402
+from specviz.widgets.live import app as L  # noqa: E402
+from specviz.widgets.live.controls import LABEL_STYLE  # noqa: E402
+from specviz.widgets.live.view import LiveView  # noqa: E402
 
 CALL_TIMEOUT_S = 10
 P3, Q3 = [0.6, 0.3, 0.1], [0.4, 0.5, 0.1]

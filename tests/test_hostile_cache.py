@@ -436,7 +436,7 @@ def test_the_stamped_marker_stays_readable_by_others(cache):
 
 def test_the_live_view_names_a_corrupted_model_with_its_fix(cache):
     """The live view's model choice and its Load pair check say "corrupted", not "not fetched" (issue 18)."""
-    from specviz.widgets import live_models
+    from specviz.widgets.live import models as live_models
 
     folder, _ = cache
     label = dict((v, k) for k, v in live_models.pair_choices() if isinstance(v, tuple))[(NAME, "prompt-lookup")]

@@ -31,6 +31,7 @@ import pytest
 
 import specviz
 from specviz import cli
+from specviz.cli import servers
 from specviz.i18n import CATALOGUE, LANGUAGES, language, set_language, t
 
 SPECVIZ_DIR = Path(specviz.__file__).resolve().parent
@@ -272,7 +273,7 @@ RUN_VIEWS = (
 def figure_calls():
     """Every figure builder with arguments that reach all its texts (several calls where texts depend on input)."""
     from specviz import Sampling
-    from specviz.figures.gamma_steps import simulate_accepted_lengths
+    from specviz.gamma import simulate_accepted_lengths
 
     sample = specviz.spec_sample(P, Q, 500, seed=0)
     return {
@@ -406,7 +407,7 @@ def lm_figure_calls(pair, result, stats):
     """name -> (builder, calls): every figure builder of a real run's views (specviz.figures), the vLLM view's too."""
     from specviz import figures as LF
     from specviz.figures.run_data import other_label
-    from specviz.widgets.live_closeup import token_closeup
+    from specviz.widgets.live.closeup import token_closeup
 
     fates = result.fates()
     closeups = [token_closeup(pair, result, fates.index(f)) for f in ("accepted", "resampled", "bonus")]
@@ -500,9 +501,9 @@ def test_live_jobs_and_fates_speak_chinese(zh):
     import threading
 
     pytest.importorskip("torch")
-    from specviz.lm.results import FATE_LABELS
-    from specviz.widgets.live_jobs import JobRunner
-    from specviz.widgets.live_sweep import prompt_ids_for
+    from specviz.lm.fates import FATE_LABELS
+    from specviz.widgets.live.jobs import JobRunner
+    from specviz.widgets.live.sweep import prompt_ids_for
 
     errors, release = [], threading.Event()
     jobs = JobRunner(on_error=errors.append)
@@ -529,7 +530,7 @@ def test_vllm_app_shows_no_english_in_chinese(zh):
 
     pytest.importorskip("torch")
     from specviz.lm.vllm import parse_vllm_metrics
-    from specviz.widgets.live_vllm import vllm_live_app
+    from specviz.widgets.live.vllm import vllm_live_app
 
     counts = {"drafts": [10.0], "draft_tokens": [30.0], "accepted_tokens": [15.0], "accepted_tokens_per_pos": [8, 5, 2]}
     page = ""  # a Prometheus page with vLLM's four counters (as in specviz.lm.vllm's doctest)
@@ -626,7 +627,7 @@ def test_specviz_lang_sets_the_initial_language():
 def test_dashboard_lang_reaches_voila_through_the_environment(tmp_path, monkeypatch, capsys):
     (tmp_path / "dashboard.ipynb").write_text("{}")
     started = {}
-    monkeypatch.setattr(cli, "_run", lambda cmd, cwd: started.update(cmd=cmd, env=dict(os.environ)) or 0)
+    monkeypatch.setattr(servers, "exec_server", lambda cmd, cwd: started.update(cmd=cmd, env=dict(os.environ)) or 0)
     monkeypatch.delenv("SPECVIZ_LANG", raising=False)
     assert cli.main(["dashboard", "--notebooks", str(tmp_path), "--lang", "zh"]) == 0
     assert started["env"]["SPECVIZ_LANG"] == "zh"

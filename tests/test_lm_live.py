@@ -29,8 +29,8 @@ from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_gen
 from specviz.lm import fates as FT
 from specviz.lm.stats import spec_stats
 from specviz.palette import PALETTE
-from specviz.widgets import live as L
-from specviz.widgets.live_closeup import token_closeup
+from specviz.widgets.live import app as L
+from specviz.widgets.live.closeup import token_closeup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lm_fixtures import tiny_checkpoint  # noqa: E402
@@ -104,7 +104,7 @@ def _same(a, b, tol=1e-12):
 
 
 def test_generate_streams_coloured_tokens_and_plots_equal_spec_stats(ngram_pair):
-    from specviz.widgets.live_sweep import MAX_ROUNDS
+    from specviz.widgets.live.sweep import MAX_ROUNDS
 
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=120, seed=3)
     result = app.generate(blocking=True)
@@ -280,7 +280,11 @@ def test_figure_builders_match_their_patches(ngram_pair):
     assert list(trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
     from specviz.lm import payoff
-    from specviz.widgets import live_closeup, live_controls, live_jobs, live_models, live_render
+    from specviz.widgets.live import closeup as live_closeup
+    from specviz.widgets.live import controls as live_controls
+    from specviz.widgets.live import jobs as live_jobs
+    from specviz.widgets.live import models as live_models
+    from specviz.widgets.live import render as live_render
 
     for mod in (FT, L, live_controls, live_render, live_jobs, live_models, live_closeup, payoff):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
@@ -668,7 +672,7 @@ def test_payoff_table_is_the_textbook_optimum():
 
 def test_live_view_says_when_speculation_pays(ngram_pair):
     from specviz.lm.payoff import payoff_sentence
-    from specviz.widgets.live_render import cost_ratio
+    from specviz.widgets.live.render import cost_ratio
 
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=60, seed=1, ar_baseline=False)
     app.generate(blocking=True)
@@ -715,7 +719,7 @@ LOOKUP_PROMPT = "0 1 2 3 0 1 2 3 0 1 2"
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_fate_of_a_run_has_a_legend_entry(lang):
     from specviz.i18n import set_language, t
-    from specviz.lm.results import FATE_COLORS, FATE_KEYS, FATES
+    from specviz.lm.fates import FATE_COLORS, FATE_KEYS, FATES
 
     app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma=4, max_new_tokens=60, seed=1, ar_baseline=False)
     r = app.generate(blocking=True)
@@ -739,7 +743,7 @@ def test_every_fate_of_a_run_has_a_legend_entry(lang):
 def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeypatch, tmp_path):
     from specviz.i18n import set_language
     from specviz.lm import catalog
-    from specviz.widgets.live_models import CUSTOM, pair_choices
+    from specviz.widgets.live.models import CUSTOM, pair_choices
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
     values = [v for _, v in pair_choices()]
@@ -784,7 +788,7 @@ def _chat_pair(hf_folders, template=True):
 
 def test_an_instruct_model_reads_its_chat_template_greedily_and_stops_at_the_end(hf_folders):
     from specviz.lm.pair import format_prompt
-    from specviz.widgets.live_models import DEFAULT_CHAT_PROMPT, sampling_defaults
+    from specviz.widgets.live.models import DEFAULT_CHAT_PROMPT, sampling_defaults
 
     pair = _chat_pair(hf_folders)
     assert sampling_defaults(_chat_pair(hf_folders, template=False)) is None  # a base model: controls untouched
@@ -837,7 +841,7 @@ def test_loading_an_instruct_model_sets_its_defaults_and_another_pair_puts_them_
 
 
 def test_gamma_auto_in_the_live_view():
-    from specviz.widgets.live_sampling import GAMMA_CHOICES
+    from specviz.widgets.live.settings import GAMMA_CHOICES
 
     assert GAMMA_CHOICES[0] == "auto" and list(GAMMA_CHOICES[1:]) == list(range(9))
     app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma="auto", max_new_tokens=80, seed=2, ar_baseline=False)
@@ -899,7 +903,7 @@ def test_a_new_run_after_a_selection_shows_no_error(ngram_pair):
 def test_smollm2_with_prompt_lookup_as_a_lecturer_runs_it():
     """The model choice's SmolLM2 + prompt lookup, loaded by the app: chat template, greedy, γ auto, end of turn."""
     from specviz.lm import catalog
-    from specviz.lm.engine import eos_ids
+    from specviz.lm.inputs import eos_ids
 
     catalog.fetch("smollm2-135m")  # a no-op after `make models`
     app = L.live_app(None, load=False, max_new_tokens=120, ar_baseline=False)  # γ: auto, the default

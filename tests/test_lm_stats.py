@@ -108,7 +108,7 @@ def test_old_definition_would_break_the_identity():
 
 def test_a_run_that_never_drafted_predicts_nothing_instead_of_raising():
     """gamma="auto" may draft nothing (all γ = 0 steps): the speed-up formulas give NaN, the live table '—'."""
-    from specviz.widgets.live_render import fmt_number
+    from specviz.widgets.live.render import fmt_number
 
     pair = Pair(NGramModel(np.array(sv.TUTORIAL_P)), NGramModel(np.array(sv.TUTORIAL_Q)))
     st = spec_stats(speculative_generate(pair, [0], 20, 0, seed=0))

@@ -24,7 +24,7 @@ faster, on first use: importing this package changes nothing else), `weights` an
 `editor_app` (`EditorApp`, the base of the apps driven by the editor), one module per
 app (`money`, `monte_carlo`, `pitfalls`, `prediction` (`predict`, a guess box), `gamma`, `multidraft`, `draft_tree`, `standardization`,
 `numerics`) and `dashboard`. The live views of real models (`live_app`, `vllm_live_app`:
-`specviz.lm` underneath, so torch for `live_app`) are the `live_*` modules, loaded on first
+`specviz.lm` underneath, so torch for `live_app`) are the `live` package, loaded on first
 use: importing this package imports no torch.
 """
 
@@ -56,7 +56,7 @@ from .standardization import (
 )
 from .weights import parse_weights, rescale_others, snap
 
-LIVE = {"LiveApp": "live", "live_app": "live", "VLLMLiveApp": "live_vllm", "vllm_live_app": "live_vllm"}
+LIVE = {"LiveApp": "live", "live_app": "live", "VLLMLiveApp": "live", "vllm_live_app": "live"}
 """The live views of real models, loaded on first use (PEP 562): name -> module."""
 
 
@@ -65,12 +65,11 @@ def __getattr__(name: str):
     if name not in LIVE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        module = import_module(f"{__name__}.{LIVE[name]}")
+        return getattr(import_module(f"{__name__}.{LIVE[name]}"), name)  # the package loads its part on first use
     except ImportError as e:  # the light install: no torch
         if (e.name or "").split(".")[0] in NEEDS_TORCH:
             raise ImportError(LM_EXTRA, name=e.name) from e
         raise
-    return getattr(module, name)
 
 
 __all__ = [

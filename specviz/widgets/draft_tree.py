@@ -1,4 +1,4 @@
-"""The draft-tree app: k drafts per node, a few levels, one verification drawn and every node's exact odds."""
+"""The draft-tree app (`specviz.tree`, drawn by figures.draft_tree): k drafts per node, one verification, exact odds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The standardisation app: temperature / top-k / top-p must be folded into p and q before verifying."""
+"""The standardisation app (`specviz.standardize`): the ratio and the repair use the q the draft was sampled from."""
 
 from __future__ import annotations
 

@@ -1,12 +1,16 @@
-"""HTML of the live views' tables and status line: the run's statistics against theory, the verify steps, vLLM's counters.
+"""What the live views draw, as plain data: HTML of the tables and the status line, patches of the one figure.
 
 Pure functions of results and statistics (no widgets, no threads), so the live view can
-redraw from any thread. The coloured text of a run (`fates_html`) is `specviz.lm.fates`.
+redraw from any thread: the run's statistics against theory, the verify steps, vLLM's
+counters, and the patches of `specviz.figures.live_figure`'s panels. The coloured text of a
+run (`fates_html`) is `specviz.lm.fates`.
 
 >>> fmt_number(float("nan")), fmt_number(1.23456, ".2f", "×")
 ('—', '1.23×')
 >>> gamma_text(4), "specviz-step-tok" in steps_table_html([])
 ('4', False)
+>>> [panel for panel, _ in plot_patches(None, 3)], throughput_panel_patch(None, None)[0]
+(['per_position', 'accepted_hist', 'gamma_steps'], 'throughput')
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from ..htmlkit import html_table
-from ..i18n import t
-from ..lm.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
-from ..palette import INK
+from ...checks import AUTO
+from ...figures import accepted_hist_patch, gamma_steps_patch, per_position_patch, throughput_patch
+from ...htmlkit import html_table
+from ...i18n import t
+from ...lm.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
+from ...palette import INK
 
 if TYPE_CHECKING:
-    from ..lm.vllm import SpecCounters
+    from ...lm.vllm import SpecCounters
 
 
 def fmt_number(v, spec=".3f", suffix="") -> str:
@@ -48,7 +54,7 @@ def cost_ratio(stats, ar_result) -> float | None:
 
 def gamma_text(gamma, longest: int | None = None) -> str:
     """A γ setting as shown: the number, or "auto (longest N)" in the current language."""
-    if gamma == "auto":
+    if gamma == AUTO:
         return t("live.gamma_auto") if longest is None else t("live.gamma_auto_longest", longest=longest)
     return str(gamma)
 
@@ -57,7 +63,7 @@ def stats_table_html(stats, ar_result=None, gamma=None, speed=None) -> str:
     """ "This run vs theory": the acceptance statistics and speeds of a run next to their formulas.
 
     `gamma`: the run's γ setting ("auto" shows as "auto (longest N)"; None: the statistics' γ).
-    `speed` (live_sweep.SpeedRounds): tokens/s and the speed-up pooled over its rounds, in place of this run's.
+    `speed` (`sweep.SpeedRounds`): tokens/s and the speed-up pooled over its rounds, in place of this run's.
     """
     if stats is None or not stats.steps:
         return f"<i style='{DIM_STYLE}'>{html.escape(t('live.stats_empty'))}</i>"
@@ -132,7 +138,7 @@ def steps_table_html(steps, pieces=(), limit: int = 40) -> str:
 
 def status_html(result, final: bool, max_new_tokens: int | None = None, ar_result=None, speed=None) -> str:
     """The status line of a run: progress while generating, the totals when done or stopped (`speed`: the
-    speed-up over its rounds, live_sweep.SpeedRounds)."""
+    speed-up over its rounds, `sweep.SpeedRounds`)."""
     if result is None:
         return ""
     n, steps = len(result.new_ids), len(result.steps)
@@ -169,13 +175,62 @@ def counters_table_html(c: SpecCounters | None) -> str:
     return f"<div style='padding:8px'><b>{title}</b>" + html_table(rows) + "</div>"
 
 
+# ------------------------------------------------------------------ patches of the one figure
+
+
+def plot_patches(stats, gamma, steps=(), setting=None, layout: bool = True) -> list:
+    """The acceptance panels' and the γ-per-step panel's patches; `layout=False`: trace data and axis ranges.
+
+    `gamma` sizes the empty per-position plots (the longest draft so far); `setting` is the
+    run's γ ("auto" or a whole number) for the γ-per-step panel's subtitle.
+    """
+    out = []
+    drafted = [len(s.drafted) for s in steps]
+    for key, patch in (
+        ("per_position", per_position_patch(stats, gamma)),
+        ("accepted_hist", accepted_hist_patch(stats, gamma)),
+        ("gamma_steps", gamma_steps_patch(drafted, [s.accepted for s in steps], setting)),
+    ):
+        ranges = {k: v for k, v in patch["layout"].items() if k.endswith("_range")}  # they grow with the run
+        out.append((key, patch if layout else {"data": patch["data"], "layout": ranges}))
+    return out
+
+
+def throughput_panel_patch(stats, ar_result, speed=None) -> tuple:
+    """The tokens/s panel: speculative and autoregressive, the cost-model prediction, when it pays.
+
+    `speed` (`sweep.SpeedRounds`): the two tokens/s pooled over rounds, in place of this run's and its baseline's.
+    """
+    spec = stats.tokens_per_second if stats is not None else float("nan")
+    ar = ar_result.tokens_per_second if ar_result is not None else float("nan")
+    if speed is not None and stats is not None:
+        spec, ar = speed.spec_tps, speed.ar_tps
+    t_t = target_token_seconds(ar_result)
+    pred = ar * stats.predicted_speedup(t_t) if (stats is not None and t_t and stats.steps) else float("nan")
+    patch = throughput_patch(spec, ar, pred)
+    if stats is not None and stats.steps and math.isfinite(stats.alpha):
+        c = cost_ratio(stats, ar_result)
+        if c is None:
+            lines = [t("live.pay_only", alpha=stats.alpha)]
+        else:
+            cheap = c < stats.alpha
+            verdict = t("live.cheap_enough") if cheap else t("live.too_costly")
+            lines = [t("live.pay_here", c=c, op="<" if cheap else "≥", alpha=stats.alpha, verdict=verdict)]
+            if math.isfinite(stats.verify_step_s):
+                lines.append(t("live.verify_cost", ratio=stats.verify_step_s / t_t))
+        patch["layout"]["annotation_text"] = "<br>".join(lines)
+    return ("throughput", patch)
+
+
 __all__ = [
     "cost_ratio",
     "counters_table_html",
     "fmt_number",
     "gamma_text",
+    "plot_patches",
     "stats_table_html",
     "status_html",
     "steps_table_html",
     "target_token_seconds",
+    "throughput_panel_patch",
 ]

@@ -6,7 +6,7 @@ every verify step or token; errors become a message through the `on_error` callb
 lecture must never show a traceback). `LiveRun` is the state of the run being shown, shared
 with the drawing thread. γ is a whole number or "auto" (the engine picks each step's draft
 length), so nothing here assumes a fixed γ: arrays follow the longest draft of the run
-(`LiveRun.longest`). The runs themselves are in `live_sweep`.
+(`LiveRun.longest`). The runs themselves are in `specviz.widgets.live.sweep`.
 
 >>> errors = []
 >>> jobs = JobRunner(on_error=errors.append)
@@ -22,10 +22,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..i18n import t
-from ..lm.fates import PieceDecoder
-from ..lm.results import GenerationResult
-from .live_settings import AUTO, PLACEHOLDER_GAMMA
+from ...checks import AUTO
+from ...i18n import t
+from ...lm.fates import PieceDecoder
+from ...lm.results import GenerationResult
+from ...lm.settings import GenerationSettings
+from .settings import PLACEHOLDER_GAMMA
 
 JOB_KEYS = {
     "load": "live.job_load",
@@ -111,8 +113,7 @@ class LiveRun:
 
     pair: object
     prompt_ids: list
-    kw: dict  # sampling settings, max_new_tokens, seed, stop_at_eos (the engines' keyword arguments)
-    gamma: int | str  # the setting: a whole number or "auto"
+    settings: GenerationSettings  # what the run was asked for: γ, sampling, max new tokens, seed, stop at the end
     steps: list = field(default_factory=list)
     t0: float = field(default_factory=time.perf_counter)
     result: GenerationResult | None = None
@@ -121,6 +122,18 @@ class LiveRun:
     def __post_init__(self):
         self.tokenizer = getattr(self.pair, "tokenizer", None)
         self.decoder = PieceDecoder(self.tokenizer, self.prompt_ids)
+
+    @property
+    def gamma(self) -> int | str:
+        """The γ setting: a whole number or "auto"."""
+        return self.settings.gamma
+
+    @property
+    def kw(self) -> dict:
+        """The sampling settings, max_new_tokens, seed and stop_at_eos, as keyword arguments."""
+        s = self.settings
+        keys = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "stop_at_eos")
+        return {k: getattr(s, k) for k in keys}
 
     @property
     def longest(self) -> int:

@@ -13,14 +13,12 @@ their theory, tokens/s against autoregressive decoding with a "when does this pa
 the bridge back to the toy proof. Runs stop at the end token (an instruct model's end of
 turn) unless "ignore the end token" is ticked.
 
-The parts, one job each (all `specviz.widgets.live_*`): `live_controls` with `live_sampling`
-and `live_pair_info` (the input widgets), `live_models` (the model choice, what needs
-fetching, an instruct model's defaults), `live_settings` (the checked settings), `live_jobs`
-(background jobs, Stop), `live_loading` (the pair, the prompt), `live_runs` (what the
-buttons run), `live_sweep` (the runs and the γ sweep as functions), `live_view` with
-`live_patches` (the outputs and their redraws), `live_render` (HTML of tables; the coloured
-text is `specviz.lm.fates`), `live_closeup` (one token's p and q); the figure is
-`specviz.figures.live_figure`. This module wires them together.
+`LiveApp` holds its parts (all in `specviz.widgets.live`) and wires them: `controls`
+(`LiveControls`: the inputs, with `settings` for their ranges and the one `GenerationSettings`
+a click builds, `pair_info` and `models` for the model choice), `view` (`LiveView`: the
+outputs, drawn with `render` and `closeup`), `jobs` (`JobRunner`: background jobs, Stop),
+`loader` (`PairLoader`: the pair and the prompt) and `runs` (`LiveRuns`: what the buttons run,
+with `sweep` for the runs as plain functions). The figure is `specviz.figures.live_figure`.
 
 Generation runs in a background thread, so the notebook stays responsive; the text and the
 plots are redrawn by a second thread at most every `refresh_s` seconds (the decoding
@@ -46,18 +44,18 @@ import html
 
 import ipywidgets as W
 
-from ..checks import flag, integer, real
-from ..i18n import t
-from ..lm.results import GenerationResult
-from .base import App
-from .live_controls import LABEL_STYLE, LiveControls, new_tokens_room
-from .live_jobs import JobRunner
-from .live_loading import LiveLoading
-from .live_models import BUNDLED_PAIR, named_pair
-from .live_runs import LiveRuns
-from .live_settings import AUTO, PLACEHOLDER_GAMMA, in_range
-from .live_view import LiveView
-from .live_vllm import VLLMLiveApp
+from ...checks import AUTO, flag, integer, real
+from ...i18n import t
+from ..base import App
+from .controls import LABEL_STYLE, LiveControls
+from .jobs import JobRunner
+from .loading import PairLoader
+from .models import BUNDLED_PAIR, named_pair
+from .pair_info import new_tokens_room
+from .runs import LiveRuns
+from .settings import PLACEHOLDER_GAMMA, in_range, live_settings
+from .view import LiveView
+from .vllm import VLLMLiveApp
 
 REFRESH_S = (0.01, 60.0)
 """The range of `refresh_s`, the seconds between redraws while a run streams."""
@@ -84,7 +82,12 @@ def check_room(pair, max_new_tokens) -> None:
         raise ValueError(f"max_new_tokens={max_new_tokens} does not fit this pair's context: at most {room}")
 
 
-class LiveApp(LiveRuns, LiveLoading, App):
+def part(name: str, attribute: str, doc: str = "") -> property:
+    """A handle of the app on one attribute (or method) of one of its parts: `app.X` is `app.<name>.<attribute>`."""
+    return property(lambda app: getattr(getattr(app, name), attribute), doc=doc or f"`{name}.{attribute}`")
+
+
+class LiveApp(App):
     """Real draft/target models, speculative decoding streamed token by token, statistics vs theory.
 
     Handles (widgets): `pair_choice` (Dropdown of pairs), `target_text`, `draft_text`
@@ -104,17 +107,42 @@ class LiveApp(LiveRuns, LiveLoading, App):
     its sampling defaults (greedy unless its generation config samples) and, if the prompt is
     still the Shakespeare one, a chat prompt; loading another pair puts back what was set.
 
-    State after a run: `pair`, `current_run` (`LiveRun`), `result` (GenerationResult),
-    `stats` (SpecStats), `ar_result`, `speed` (`live_sweep.SpeedRounds`: after the baseline, more
-    rounds of both decoders with the next seeds until `live_sweep.TIMING_S` seconds or MAX_ROUNDS;
-    the speed-up shown is pooled over them, since one short round is noise), `sweep_data`,
-    `selected` (dict of the selected token). A pair is warmed up (run once, untimed) as it loads.
+    State after a run (handles on the parts): `pair`, `current_run` (`LiveRun`), `result`
+    (GenerationResult), `stats` (SpecStats), `ar_result`, `speed` (`sweep.SpeedRounds`: after the
+    baseline, more rounds of both decoders with the next seeds until `sweep.TIMING_S` seconds or
+    MAX_ROUNDS; the speed-up shown is pooled over them, since one short run is noise),
+    `sweep_data`, `selected` (dict of the selected token). A pair is warmed up (run once,
+    untimed) as it loads.
 
     Methods: `load(target, draft, device, blocking=True)`, `generate(blocking=False)`,
     `run_baseline(blocking=False)`, `gamma_sweep(blocking=False, gammas=GAMMAS)`, `stop()`,
     `wait(timeout)`, `select_token(i)`, `busy`. Functions in `step_listeners` are called with
     each StepRecord from the decoding thread (a test hook).
     """
+
+    pair = part("loader", "pair", "The loaded Pair (None before one loads).")
+    warmed = part("loader", "warmed", "The pairs already run once, untimed.")
+    model_defaults = part("loader", "model_defaults", "Whether an instruct model sets its sampling defaults.")
+    load = part("loader", "load")
+    show_formatted_prompt = part("loader", "show_formatted_prompt")
+    _set_pair = part("loader", "set_pair")
+    result = part("runs", "result", "The last speculative run's GenerationResult.")
+    stats = part("runs", "stats", "Its SpecStats.")
+    ar_result = part("runs", "ar_result", "The autoregressive baseline's GenerationResult.")
+    speed = part("runs", "speed", "SpeedRounds: speculative against plain decoding, pooled over timing rounds.")
+    sweep_data = part("runs", "sweep_data", "The γ sweep's data (`sweep.gamma_sweep_run`).")
+    step_listeners = part("runs", "step_listeners", "Functions called with each StepRecord (a test hook).")
+    refresh_s = part("runs", "refresh_s", "Seconds between redraws while a run streams.")
+    generate = part("runs", "generate")
+    run_baseline = part("runs", "run_baseline")
+    gamma_sweep = part("runs", "gamma_sweep")
+    select_token = part("runs", "select_token")
+    stop = part("runs", "stop")
+    busy = part("jobs", "busy", "True while a load, generation, baseline or sweep runs.")
+    wait = part("jobs", "wait")
+    current_run = part("view", "run", "The run being shown (LiveRun: its pair, prompt ids, settings, steps, result).")
+    selected = part("view", "selected", "The selected token's close-up (`token_closeup`'s dict), None before any.")
+    default_token = part("view", "default_token")
 
     def __init__(
         self,
@@ -139,45 +167,23 @@ class LiveApp(LiveRuns, LiveLoading, App):
         pair, target, draft = check_pair(pair, target, draft)
         refresh_s = in_range(real, refresh_s, "refresh_s", *REFRESH_S, " seconds")
         load, model_defaults = flag(load, "load"), flag(model_defaults, "model_defaults")
+        start = live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos)
         super().__init__()
-        self.refresh_s = refresh_s
-        self.pair = None
-        self.result: GenerationResult | None = None
-        self.stats = None
-        self.ar_result: GenerationResult | None = None
-        self.speed = None  # SpeedRounds: speculative vs plain decoding pooled over timing rounds
-        self.sweep_data: dict | None = None
-        self.step_listeners: list = []
-        self.warmed: set = set()
-        self.model_defaults = model_defaults
-        self.controls = LiveControls(
-            prompt,
-            gamma,
-            temperature,
-            top_k,
-            top_p,
-            max_new_tokens,
-            seed,
-            target,
-            draft,
-            device,
-            ar_baseline,
-            chat=chat,
-            stop_at_eos=stop_at_eos,
-        )
-        g = self.controls.gamma_value()
-        self.view = LiveView(PLACEHOLDER_GAMMA if g == AUTO else g, LABEL_STYLE)
+        self.controls = LiveControls(prompt, start, target, draft, device, ar_baseline, chat)
+        self.view = LiveView(PLACEHOLDER_GAMMA if start.gamma == AUTO else start.gamma, LABEL_STYLE)
         for name in LiveControls.WIDGETS:  # the widgets are handles of the app itself
             setattr(self, name, getattr(self.controls, name))
         for name in self.view.WIDGETS:  # and so are the view's
             setattr(self, name, getattr(self.view, name))
         self.jobs = JobRunner(on_error=self.show_error, on_busy=self.controls.set_running, on_start=self.clear_message)
+        self.loader = PairLoader(self.controls, self.jobs, self.show_error, model_defaults)
+        self.runs = LiveRuns(self.controls, self.view, self.jobs, self.loader, self.show_error, refresh_s)
         self.load_button.on_click(lambda _: self.load(blocking=False))
         self.generate_button.on_click(lambda _: self.generate(blocking=False))
         self.stop_button.on_click(lambda _: self.stop())
         self.baseline_button.on_click(lambda _: self.run_baseline(blocking=False))
         self.sweep_button.on_click(lambda _: self.gamma_sweep(blocking=False))
-        self.token_selector.observe(self.token_picked, names="value")
+        self.token_selector.observe(self.runs.token_picked, names="value")
         for w in (self.show_prompt, self.prompt, self.chat_checkbox):
             w.observe(lambda _: self.show_formatted_prompt(), names="value")
         self.children = [
@@ -196,6 +202,16 @@ class LiveApp(LiveRuns, LiveLoading, App):
         elif load:
             self.load(blocking=True)
 
+    @property
+    def token_pieces(self) -> list:
+        """The text each generated token added (what its span shows)."""
+        return list(self.view.pieces)
+
+    @property
+    def token_fates(self) -> list:
+        """The fate shown for each generated token."""
+        return list(self.view.fates)
+
 
 def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **kwargs):
     """The live real-model view (see `LiveApp`); `pair=None` loads the bundled offline pair.
@@ -203,7 +219,7 @@ def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **k
     Keyword arguments: gamma (a whole number or "auto"), temperature, top_k, top_p,
     max_new_tokens, seed, target, draft, device, ar_baseline, refresh_s, load, chat,
     stop_at_eos, model_defaults. `source="http://HOST:8000"` instead shows a running
-    vLLM server's counters in the same acceptance plots (`specviz.widgets.live_vllm.VLLMLiveApp`;
+    vLLM server's counters in the same acceptance plots (`specviz.widgets.live.vllm.VLLMLiveApp`;
     keywords interval_s, gamma, timeout).
     """
     if source is not None:
@@ -215,4 +231,4 @@ def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **k
     return LiveApp(pair, prompt, **kwargs)
 
 
-__all__ = ["REFRESH_S", "LiveApp", "check_pair", "check_room", "live_app"]
+__all__ = ["REFRESH_S", "LiveApp", "check_pair", "check_room", "live_app", "part"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import html
 
-from ..i18n import t
-from .live_settings import MAX_NEW_TOKENS
+from ...i18n import t
+from .settings import MAX_NEW_TOKENS
 
 DEVICES = ("auto", "cpu", "cuda")
 

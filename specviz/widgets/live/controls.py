@@ -1,13 +1,16 @@
-"""The input half of the live view: which pair, the prompt, the sampling settings, the buttons, the status.
+"""The input half of the live view: which pair, the prompt, the settings, the buttons, the status.
 
-`LiveControls` builds the widgets and reads them (`settings`, `gamma_value`); what the
-buttons do is wired by `specviz.widgets.live.LiveApp`. The model choice (`pair_choice`) fills the
-target and draft boxes, which take any name, folder, .gguf file or hub id as free text
-(`specviz.widgets.live_models`). `describe_pair_html` is the line under the pair selector.
+`LiveControls` builds the widgets and reads them: `settings()` is the one
+`specviz.lm.settings.GenerationSettings` a click runs with. What the buttons do is wired by
+`specviz.widgets.live.app.LiveApp`. The model choice (`pair_choice`) fills the target and
+draft boxes, which take any name, folder, .gguf file or hub id as free text
+(`specviz.widgets.live.models`). `describe_pair_html` is the line under the pair selector.
 
->>> c = LiveControls(prompt="0 1", gamma="auto", top_k=0, top_p=1.0)
->>> c.settings(), c.gamma_value()
-({'temperature': 1.0, 'top_k': None, 'top_p': None, 'max_new_tokens': 200, 'seed': 0, 'stop_at_eos': True}, 'auto')
+>>> from specviz.widgets.live.settings import live_settings
+>>> c = LiveControls("0 1", live_settings("auto", 1.0, 0, 1.0, 200, 0))
+>>> s = c.settings()
+>>> s.gamma, s.temperature, s.top_k, s.top_p, s.max_new_tokens, s.seed, s.stop_at_eos, c.gamma_value()
+('auto', 1.0, None, None, 200, 0, True, 'auto')
 >>> c.pair_choice.value = ("smollm2-135m", "prompt-lookup")
 >>> c.target_text.value, c.draft_text.value
 ('smollm2-135m', 'prompt-lookup')
@@ -19,16 +22,12 @@ import html
 
 import ipywidgets as W
 
-from ..checks import flag
-from ..i18n import t
-from .live_models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
-from .live_pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
-from .live_sampling import gamma_options, run_buttons, sampling_widgets  # noqa: F401  (gamma_options: re-exported)
-from .live_settings import (
-    checked_settings,
-    gamma_setting,
-    sampling_settings,
-)
+from ...checks import flag
+from ...i18n import t
+from ...lm.settings import GenerationSettings
+from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
+from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
+from .settings import live_settings, sampling_widgets
 
 LABEL_STYLE = {"description_width": "110px"}
 """Label width shared by the live view's controls."""
@@ -37,7 +36,7 @@ LABEL_STYLE = {"description_width": "110px"}
 class LiveControls:
     """The live view's input widgets.
 
-    `pair_choice` (Dropdown of `live_models.pair_choices()`), `target_text`, `draft_text`
+    `pair_choice` (Dropdown of `models.pair_choices()`), `target_text`, `draft_text`
     (Comboboxes that take free text), `models_hint`, `device`, `load_button`, `pair_info`,
     `prompt`, `chat_checkbox` (read the prompt through the chat template), `show_prompt`
     (ToggleButton) and `formatted_prompt` (what the model reads), `gamma` (Dropdown: "auto",
@@ -77,30 +76,20 @@ class LiveControls:
 
     def __init__(
         self,
-        prompt: str = DEFAULT_PROMPT,
-        gamma: int | str = "auto",
-        temperature: float = 1.0,
-        top_k: int = 0,
-        top_p: float = 1.0,
-        max_new_tokens: int = 200,
-        seed: int = 0,
+        prompt: str,
+        start: GenerationSettings,
         target: str = "bundled",
         draft: str = "bundled",
         device: str = "auto",
         ar_baseline: bool = True,
         chat: bool = True,
-        stop_at_eos: bool = True,
     ):
-        temperature, top_k, top_p, max_new_tokens, seed = checked_settings(
-            temperature, top_k, top_p, max_new_tokens, seed
-        )
-        g, device = gamma_setting(gamma), check_device(device)
+        """`start`: the settings the controls open with (checked in the view's ranges: `live_settings`)."""
+        device = check_device(device)
         prompt, target, draft = (
             check_text(v, n) for v, n in ((prompt, "prompt"), (target, "target"), (draft, "draft"))
         )
-        ar_baseline, chat, stop_at_eos = (
-            flag(v, n) for v, n in ((ar_baseline, "ar_baseline"), (chat, "chat"), (stop_at_eos, "stop_at_eos"))
-        )
+        ar_baseline, chat = (flag(v, n) for v, n in ((ar_baseline, "ar_baseline"), (chat, "chat")))
         lab = LABEL_STYLE
         self.saved: dict | None = None  # settings an instruct model's defaults replaced (restored for another pair)
         self.models = ModelChoice(target, draft, lab)
@@ -137,10 +126,10 @@ class LiveControls:
         self.formatted_prompt = W.HTML("", layout=W.Layout(display="none", width="640px"))
         self.formatted_prompt.add_class("specviz-formatted")
         self.ignore_eos = W.Checkbox(
-            value=not stop_at_eos, description=t("live.ignore_eos"), indent=False, layout=W.Layout(width="440px")
+            value=not start.stop_at_eos, description=t("live.ignore_eos"), indent=False, layout=W.Layout(width="440px")
         )
         self.gamma, self.temperature, self.top_k, self.top_p, self.max_new_tokens, self.seed, self.ar_checkbox = (
-            sampling_widgets(g, temperature, top_k, top_p, max_new_tokens, seed, ar_baseline, lab)
+            sampling_widgets(start, ar_baseline, lab)
         )
         self.generate_button, self.stop_button, self.baseline_button, self.sweep_button = run_buttons()
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
@@ -219,9 +208,10 @@ class LiveControls:
         self.progress.max, self.progress.value = max(1, int(total)), int(done)
         self.progress.layout.display = None
 
-    def settings(self) -> dict:
-        """The engines' keyword arguments from the widgets (ValueError for an invalid combination)."""
-        return sampling_settings(
+    def settings(self) -> GenerationSettings:
+        """The run's settings from the widgets, checked once (ValueError for an invalid combination)."""
+        return live_settings(
+            self.gamma.value,
             self.temperature.value,
             self.top_k.value,
             self.top_p.value,
@@ -231,8 +221,25 @@ class LiveControls:
         )
 
     def gamma_value(self):
-        """The γ setting: "auto" or a whole number."""
-        return gamma_setting(self.gamma.value)
+        """The γ setting: "auto" or a whole number (a value the γ control offers: checked when it was built)."""
+        return self.gamma.value
 
 
-__all__ = ["LABEL_STYLE", "LiveControls"]
+def run_buttons() -> tuple:
+    """The buttons that start and stop jobs: (generate, stop, baseline, sweep); Stop is enabled only while one runs."""
+    generate_button = W.Button(description=t("live.generate"), button_style="primary", layout=W.Layout(width="110px"))
+    stop_button = W.Button(
+        description=t("live.stop"),
+        button_style="danger",
+        disabled=True,
+        layout=W.Layout(width="80px"),
+        tooltip=t("live.stop_tip"),
+    )
+    baseline_button = W.Button(
+        description=t("live.baseline"), layout=W.Layout(width="120px"), tooltip=t("live.baseline_tip")
+    )
+    sweep_button = W.Button(description=t("live.sweep"), layout=W.Layout(width="100px"), tooltip=t("live.sweep_tip"))
+    return generate_button, stop_button, baseline_button, sweep_button
+
+
+__all__ = ["LABEL_STYLE", "LiveControls", "run_buttons"]

@@ -1,10 +1,13 @@
-"""The live view's runs on a real pair: the prompt as token ids, a warm-up, and the γ sweep as a plain function.
+"""The live view's runs on a real pair: the prompt as token ids, a warm-up, timing rounds, the γ sweep, as functions.
+
+Each run takes one `specviz.lm.settings.GenerationSettings` (what a click asked for) and
+passes it to the engine whole.
 
 >>> from specviz.lm import NGramModel, Pair
 >>> pair = Pair(NGramModel.random(6, seed=0), NGramModel.random(6, seed=1))
 >>> prompt_ids_for(pair, "0, 3 1")
 [0, 3, 1]
->>> data = gamma_sweep_run(pair, [0], dict(max_new_tokens=40, seed=0), gammas=[1, 2])
+>>> data = gamma_sweep_run(pair, [0], GenerationSettings(max_new_tokens=40, seed=0), gammas=[1, 2])
 >>> data["gammas"], len(data["measured"]), data["stopped"]
 ([1, 2], 2, False)
 """
@@ -14,11 +17,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..i18n import t
-from ..lm.engine import autoregressive_generate, speculative_generate
-from ..lm.pair import format_prompt
-from ..lm.stats import spec_stats
-from .live_settings import AUTO, GAMMAS, SEED_MAX, gamma_setting
+from ...checks import AUTO
+from ...i18n import t
+from ...lm.engine import autoregressive_generate, speculative_generate
+from ...lm.pair import format_prompt
+from ...lm.settings import MAX_SEED, GenerationSettings
+from ...lm.stats import spec_stats
+from .settings import GAMMAS
 
 
 def prompt_ids_for(pair, text: str, chat: bool = True) -> list:
@@ -59,6 +64,9 @@ WARMUP_TOKENS = 8
 WARMUP_GAMMA = 4
 """The warm-up's fixed γ: a verify pass over several tokens, as a drafting run makes (no auto memory is touched)."""
 
+WARMUP = GenerationSettings(max_new_tokens=WARMUP_TOKENS, gamma=WARMUP_GAMMA, seed=0)
+"""The settings of both warm-up runs."""
+
 
 def warm_up(pair, ids, warmed: set) -> float | None:
     """Run a pair once, untimed, before anything is measured; its seconds, or None if `warmed` already holds it.
@@ -74,8 +82,8 @@ def warm_up(pair, ids, warmed: set) -> float | None:
     room = min(m.max_positions or 10**9 for m in (pair.target, pair.draft))
     ids = list(ids)[-max(1, room - 2 * WARMUP_TOKENS - WARMUP_GAMMA) :]
     if len(ids) + WARMUP_TOKENS + WARMUP_GAMMA < room:
-        speculative_generate(pair, ids, WARMUP_TOKENS, WARMUP_GAMMA, seed=0)
-        autoregressive_generate(pair, ids, WARMUP_TOKENS, seed=0)
+        speculative_generate(pair, ids, settings=WARMUP)
+        autoregressive_generate(pair, ids, settings=WARMUP)
     warmed.add(id(pair))
     return time.perf_counter() - t0
 
@@ -135,7 +143,13 @@ NO_ROUNDS = SpeedRounds(0, 0.0, 0, 0.0, 0)
 
 
 def speed_rounds(
-    pair, ids, kw, gamma, first: SpeedRounds, keep_going=lambda *_: True, on_round=None, budget_s=TIMING_S
+    pair,
+    ids,
+    settings: GenerationSettings,
+    first: SpeedRounds,
+    keep_going=lambda *_: True,
+    on_round=None,
+    budget_s=TIMING_S,
 ) -> SpeedRounds:
     """`first` and more rounds (seed + 1, + 2, ...; plain first in every other round) until `budget_s` or MAX_ROUNDS.
 
@@ -147,18 +161,20 @@ def speed_rounds(
     while rounds.rounds < MAX_ROUNDS and rounds.seconds < budget_s and keep_going():
         if on_round is not None:
             on_round(rounds)
-        k = dict(kw, seed=(kw.get("seed", 0) + rounds.rounds) % (SEED_MAX + 1))
+        this_round = settings.replace(seed=((settings.seed or 0) + rounds.rounds) % (MAX_SEED + 1))
         spec_first = rounds.rounds % 2 == 0
         if spec_first:
-            spec = speculative_generate(pair, ids, gamma=gamma, **k)
-        ar = autoregressive_generate(pair, ids, **k)
+            spec = speculative_generate(pair, ids, settings=this_round)
+        ar = autoregressive_generate(pair, ids, settings=this_round)
         if not spec_first:
-            spec = speculative_generate(pair, ids, gamma=gamma, **k)
+            spec = speculative_generate(pair, ids, settings=this_round)
         rounds = rounds.plus(spec, ar)
     return rounds
 
 
-def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on_progress=None) -> dict:
+def gamma_sweep_run(
+    pair, ids, settings: GenerationSettings, gammas=GAMMAS, keep_going=lambda *_: True, on_progress=None
+) -> dict:
     """Speculative decoding at each γ against one autoregressive baseline: measured speedup vs theory.
 
     `gammas` are whole numbers and may include "auto" (the engine picks each step's draft
@@ -168,21 +184,22 @@ def gamma_sweep_run(pair, ids, kw, gammas=GAMMAS, keep_going=lambda *_: True, on
     (what None); `data` holds the points so far. Returns dict(gammas, measured, bound,
     predicted, alpha, results, auto, ar, stopped).
     """
-    gammas = [gamma_setting(g) for g in gammas]
-    total = len(gammas) + 1
+    runs = [settings.replace(gamma=g) for g in gammas]  # each γ checked, before anything runs
+    total = len(runs) + 1
     progress = on_progress or (lambda *a: None)
     data = dict(gammas=[], measured=[], bound=[], predicted=[], alpha=[], results=[], auto=None, ar=None, stopped=False)
     progress(0, total, "baseline", data)
-    ar = autoregressive_generate(pair, ids, on_token=keep_going, **kw)
+    ar = autoregressive_generate(pair, ids, settings=settings, on_token=keep_going)
     if not ar.new_ids or ar.seconds <= 0:
         raise ValueError(t("live.baseline_empty"))
     data["ar"] = ar
     t_t = ar.seconds / len(ar.new_ids)
-    for k, g in enumerate(gammas, start=1):
+    for k, run in enumerate(runs, start=1):
         if not keep_going():
             break
+        g = run.gamma
         progress(k, total, g, data)
-        r = speculative_generate(pair, ids, gamma=g, on_step=keep_going, **kw)
+        r = speculative_generate(pair, ids, settings=run, on_step=keep_going)
         st = spec_stats(r)
         if g == AUTO:
             drafted = [len(s.drafted) for s in r.steps]
@@ -211,6 +228,7 @@ __all__ = [
     "TIMING_S",
     "SpeedRounds",
     "WARMUP_GAMMA",
+    "WARMUP",
     "WARMUP_TOKENS",
     "gamma_sweep_run",
     "prompt_ids_for",

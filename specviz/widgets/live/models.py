@@ -20,12 +20,12 @@ import html
 
 import ipywidgets as W
 
-from ..i18n import t
-from ..lm import catalog
-from ..lm.fates import DIM_STYLE
-from ..lm.loading import PROMPT_LOOKUP
-from ..lm.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
-from ..palette import INK
+from ...i18n import t
+from ...lm import catalog
+from ...lm.fates import DIM_STYLE
+from ...lm.loading import PROMPT_LOOKUP
+from ...lm.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
+from ...palette import INK
 
 BUNDLED_PAIR = ("bundled", "bundled")
 """The (target, draft) of the bundled offline pair."""

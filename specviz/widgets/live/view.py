@@ -22,16 +22,22 @@ import time
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from .. import figures as LF
-from ..figures.live_panels import LIVE_PANELS
-from ..i18n import t
-from ..lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
-from ..lm.payoff import payoff_sentence
-from ..lm.stats import spec_stats
-from .figure_sync import responsive
-from .live_closeup import closeup_info_html, default_token, token_closeup
-from .live_patches import plot_patches, throughput_panel_patch
-from .live_render import cost_ratio, stats_table_html, steps_table_html, target_token_seconds
+from ...figures import apply_live_patch, gamma_sweep_patch, live_figure
+from ...figures.live_panels import LIVE_PANELS
+from ...i18n import t
+from ...lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
+from ...lm.payoff import payoff_sentence
+from ...lm.stats import spec_stats
+from ..figure_sync import responsive
+from .closeup import closeup_info_html, default_token, token_closeup
+from .render import (
+    cost_ratio,
+    plot_patches,
+    stats_table_html,
+    steps_table_html,
+    target_token_seconds,
+    throughput_panel_patch,
+)
 
 
 class LiveView:
@@ -60,7 +66,7 @@ class LiveView:
     def __init__(self, gamma: int = 4, label_style: dict | None = None):
         lab = label_style or {"description_width": "110px"}
         self.run = None  # the LiveRun shown
-        self.speed = None  # its SpeedRounds against plain decoding (live_sweep.speed_rounds), once timed
+        self.speed = None  # its SpeedRounds against plain decoding (`sweep.speed_rounds`), once timed
         self.selected: dict | None = None
         self.pieces: list[str] = []
         self.fates: list[str] = []
@@ -88,7 +94,7 @@ class LiveView:
         )
         self.token_info = W.HTML(f"<i>{html.escape(t('live.pick_hint'))}</i>")
         # ONE FigureWidget for all plots (see the module notes)
-        self.figure = responsive(go.FigureWidget(LF.live_figure(None, int(gamma))))  # fills the page width
+        self.figure = responsive(go.FigureWidget(live_figure(None, int(gamma))))  # fills the page width
         self.figure.add_class("specviz-live-figure")
         self.figures = {panel: self.figure for panel in LIVE_PANELS}
 
@@ -176,7 +182,7 @@ class LiveView:
         fw = self.figure
         with self.figure_lock, fw.batch_update():
             for panel, patch in panels:
-                LF.apply_live_patch(fw, panel, patch)
+                apply_live_patch(fw, panel, patch)
 
     def show_numbers(self, stats, ar_result) -> None:
         """The statistics table and the "when does this pay?" line."""
@@ -199,7 +205,7 @@ class LiveView:
         self.patch(
             (
                 "sweep",
-                LF.gamma_sweep_patch(
+                gamma_sweep_patch(
                     data["gammas"],
                     data["measured"],
                     data["bound"],
@@ -222,8 +228,8 @@ class LiveView:
             raise ValueError(t("live.generate_first"))
         if not 0 <= i < len(self.pieces):
             raise ValueError(t("live.token_outside", i=i, n=len(self.pieces)))
-        kw = run.kw
-        sel = token_closeup(run.pair, run.partial(), i, kw["temperature"], kw["top_k"], kw["top_p"])
+        s = run.settings
+        sel = token_closeup(run.pair, run.partial(), i, s.temperature, s.top_k, s.top_p)
         self.patch(("money", sel["patch"]))
         self.token_info.value = closeup_info_html(sel, run.tokenizer)
         self.selected = sel

@@ -20,14 +20,14 @@ import html
 import numpy as np
 import torch
 
-from .. import figures as LF
-from ..figures.position_money import distinct_labels, token_label, top_union, with_other
-from ..figures.run_data import host_array, other_label
-from ..i18n import t
-from ..lm.engine import process_logits
-from ..lm.fates import FATE_COLORS, FATE_LABELS
-from ..palette import text_colour
-from ..standardize import Sampling
+from ...figures import position_money_diagram, position_money_patch, target_only_figure
+from ...figures.position_money import distinct_labels, token_label, top_union, with_other
+from ...figures.run_data import host_array, other_label
+from ...i18n import t
+from ...lm.fates import FATE_COLORS, FATE_LABELS
+from ...lm.logits import process_logits
+from ...palette import text_colour
+from ...standardize import Sampling
 
 
 def host_logits(logits) -> torch.Tensor:
@@ -119,15 +119,15 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         bonus = fate == "bonus"
         sub = t("live.bonus_sub") if bonus else t("live.target_sub")
         explain = t("live.bonus_explain") if bonus else t("live.target_explain")
-        fig = LF.target_only_figure(p_vec, names, title, sub)
+        fig = target_only_figure(p_vec, names, title, sub)
         q_vec = None
     else:
         ids, p_vec, q_vec = with_other(top_union(tp, tq, [drafted, token]), p_full, q_full, tp, tq)
         names = distinct_labels(tok, ids) + [other_label()]
         sub, explain = _explain(fate, tok, drafted, token, rec.p_drafted[j], rec.q_drafted[j])
-        fig = LF.position_money_diagram(p_vec, q_vec, names, title, sub)
+        fig = position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
-    patch = LF.position_money_patch(p_vec, q_vec, names, title, sub)
+    patch = position_money_patch(p_vec, q_vec, names, title, sub)
     return dict(
         figure=fig,
         patch=patch,

@@ -27,9 +27,9 @@ import time
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from ..figures import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
-from ..i18n import t
-from ..lm.vllm import (
+from ...figures import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
+from ...i18n import t
+from ...lm.vllm import (
     DEFAULT_TIMEOUT_S,
     MAX_INTERVAL_S,
     SpecCounters,
@@ -38,9 +38,9 @@ from ..lm.vllm import (
     read_vllm_metrics,
     watch_vllm,
 )
-from .base import App
-from .live_jobs import JobRunner
-from .live_render import counters_table_html
+from ..base import App
+from .jobs import JobRunner
+from .render import counters_table_html
 
 MODEL_LABEL = "vllm.model"
 MODEL_HINT = "vllm.model_hint"

@@ -1,0 +1,121 @@
+"""The live view's settings: their ranges, their widgets, and the one `GenerationSettings` each click builds.
+
+The ranges are the view's own (a slider's ends, the most tokens one live run asks for), each
+error naming the setting and its whole range; `live_settings` checks them, then builds the
+`specviz.lm.settings.GenerationSettings` the engines take, which reads γ ("auto" or a whole
+number) with `specviz.checks.gamma_setting`, once. Top-k 0 and top-p 1 mean off.
+
+>>> s = live_settings(" Auto ", 0.8, 0, 1.0, 50, 1)
+>>> s.gamma, s.temperature, s.top_k, s.top_p, s.max_new_tokens, s.seed, s.stop_at_eos
+('auto', 0.8, None, None, 50, 1, True)
+>>> gamma, temperature, top_k, top_p, n, seed, ar = sampling_widgets(s, True, {})
+>>> gamma.value, temperature.value, top_k.value, top_p.value, n.value, ar.value
+('auto', 0.8, 0, 1.0, 50, True)
+>>> [label for label, _ in gamma_options(4)][:3]
+['auto', '0', '1']
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ...checks import AUTO, brief, integer, real
+from ...i18n import t
+from ...lm.settings import MAX_SEED, GenerationSettings
+
+GAMMAS = tuple(range(1, 9))
+"""The γ values of the live view's sweep."""
+
+GAMMA_CHOICES = (AUTO, *range(0, 9))
+"""What the γ control offers: "auto" (the engine picks each step's draft length) and 0..8 (0: plain target steps)."""
+
+PLACEHOLDER_GAMMA = 4
+"""How many draft positions the empty plots show before a γ-auto run has drafted anything."""
+
+TEMPERATURE_MAX = 2.0
+"""The highest temperature the live view offers (its slider's end)."""
+
+TOP_P_MIN = 0.01
+"""The smallest top-p the live view offers (its slider's start; 1 = off)."""
+
+TOP_K_MAX = 10_000_000
+"""The largest top-k the live view takes (0 = off)."""
+
+MAX_NEW_TOKENS = 4096
+"""The most new tokens one live run may ask for (a pair's context may allow fewer)."""
+
+
+def in_range(check, x, name: str, lo, hi, note: str = ""):
+    """check(x, name, lo=lo, hi=hi) (`specviz.checks.real` or `integer`); its error also states the whole range."""
+    try:
+        return check(x, name, lo=lo, hi=hi)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} (valid: {brief(lo)} to {brief(hi)}{note})") from None
+
+
+def live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos=True) -> GenerationSettings:
+    """One run's settings from the controls' values, checked in the live view's ranges (errors name the setting).
+
+    `stop_at_eos`: end the run at the end token (an instruct model's end of turn).
+    """
+    top_k = 0 if top_k is None else in_range(integer, top_k, "top_k", 0, TOP_K_MAX, "; 0 = off")
+    top_p = 1.0 if top_p is None else in_range(real, top_p, "top_p", TOP_P_MIN, 1.0, "; 1 = off")
+    return GenerationSettings(
+        max_new_tokens=in_range(integer, max_new_tokens, "max_new_tokens", 1, MAX_NEW_TOKENS),
+        gamma=gamma,
+        temperature=in_range(real, temperature, "temperature", 0.0, TEMPERATURE_MAX, "; 0 = greedy"),
+        top_k=top_k or None,
+        top_p=top_p if top_p < 1 else None,
+        seed=in_range(integer, seed, "seed", 0, MAX_SEED),
+        stop_at_eos=stop_at_eos,
+    )
+
+
+def gamma_options(gamma=4) -> list:
+    """(label, value) of the γ control: "auto" in the current language, then whole numbers (`gamma` too)."""
+    values = list(GAMMA_CHOICES)
+    if gamma not in values:
+        values.append(gamma)
+    return [(t("live.gamma_auto"), AUTO) if v == AUTO else (str(v), v) for v in values]
+
+
+def sampling_widgets(start: GenerationSettings, ar_baseline: bool, lab: dict) -> tuple:
+    """The settings' controls at `start`: (gamma, temperature, top_k, top_p, max_new_tokens, seed, ar_checkbox)."""
+    slider = dict(style=lab, continuous_update=False)
+    box = dict(style=lab, layout=W.Layout(width="230px"))
+    gamma = W.Dropdown(options=gamma_options(start.gamma), value=start.gamma, description=t("live.gamma"), **box)
+    temperature = W.FloatSlider(
+        value=start.temperature, min=0.0, max=TEMPERATURE_MAX, step=0.05, description=t("live.temperature"), **slider
+    )
+    top_k = W.BoundedIntText(value=start.top_k or 0, min=0, max=TOP_K_MAX, description=t("live.top_k"), **box)
+    top_p = W.FloatSlider(
+        value=1.0 if start.top_p is None else start.top_p,
+        min=TOP_P_MIN,
+        max=1.0,
+        step=0.01,
+        description=t("live.top_p"),
+        **slider,
+    )
+    max_new_tokens = W.BoundedIntText(
+        value=start.max_new_tokens, min=1, max=MAX_NEW_TOKENS, description=t("live.max_new_tokens"), **box
+    )
+    seed = W.IntText(value=start.seed, description=t("live.seed"), **box)
+    ar_checkbox = W.Checkbox(
+        value=ar_baseline, description=t("live.ar_checkbox"), indent=False, layout=W.Layout(width="320px")
+    )
+    return gamma, temperature, top_k, top_p, max_new_tokens, seed, ar_checkbox
+
+
+__all__ = [
+    "GAMMAS",
+    "GAMMA_CHOICES",
+    "MAX_NEW_TOKENS",
+    "PLACEHOLDER_GAMMA",
+    "TEMPERATURE_MAX",
+    "TOP_K_MAX",
+    "TOP_P_MIN",
+    "gamma_options",
+    "in_range",
+    "live_settings",
+    "sampling_widgets",
+]
