@@ -1,4 +1,4 @@
-"""Scalar checks shared by every public function: finite numbers in range, whole numbers, named in errors.
+"""Checks of single values (a number in range, a whole number, a flag, γ), named in errors; `validate` checks vectors.
 
 Python numbers, numpy scalars, 0-d arrays and 0-d tensors all count as scalars; NaN, ±inf,
 bools, strings, None and arrays of more than one element are refused with a ValueError or

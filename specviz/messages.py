@@ -706,7 +706,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "k^depth = {leaves} leaves are too many to draw (at most {most}): lower k or the depth",
         "zh": "k^depth = {leaves} 个叶子太多，画不下（最多 {most} 个）：请减小 k 或深度",
     },
-    # the real-model live view (specviz.widgets.live and its live_* parts, specviz.lm.fates, specviz.lm.payoff)
+    # the real-model live view (the package specviz.widgets.live, specviz.lm.fates, specviz.lm.payoff)
     "live.heading": {
         "en": "Speculative decoding on real models: every token's fate, live",
         "zh": "真实模型上的投机解码：实时看每个 token 的结局",
@@ -995,7 +995,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.list_sep": {"en": ", ", "zh": "；"},
     "live.payoff_no_gain": {"en": "no gain (best γ = 0: don't speculate)", "zh": "没有收益（最佳 γ = 0：不要投机）"},
     "live.payoff_gain": {"en": "{speedup:.2f}× (best γ = {gamma})", "zh": "{speedup:.2f}×（最佳 γ = {gamma}）"},
-    # the live view's model choice, chat template, end token and γ "auto" (specviz.widgets.live_models, live_controls)
+    # the live view's model choice, chat template, end token and γ "auto" (specviz.widgets.live.models, live.controls)
     "live.models": {"en": "models", "zh": "模型"},
     "live.choice_bundled": {"en": "bundled pair (Shakespeare, offline)", "zh": "内置模型对（莎士比亚，离线可用）"},
     "live.choice_lookup": {"en": "{name} + prompt lookup", "zh": "{name} + 提示词查找"},
@@ -1060,144 +1060,144 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.steps_col_accepted": {"en": "accepted", "zh": "接受数"},
     "live.steps_col_tokens": {"en": "tokens out", "zh": "产出的 token"},
     # figures of a real model's run (specviz.figures: run_data, per_position, ..., live_panels)
-    "lmfig.other": {"en": "other", "zh": "其他"},
-    "lmfig.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},
-    "lmfig.per_position_sub": {
+    "run.other": {"en": "other", "zh": "其他"},
+    "run.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},
+    "run.per_position_sub": {
         "en": "α = {alpha:.3f} ({steps} steps): conditional ≈ α, unconditional ≈ α^i",
         "zh": "α = {alpha:.3f}（{steps} 步）：条件接受率 ≈ α，无条件接受率 ≈ α^i",
     },
-    "lmfig.per_position_empty": {
+    "run.per_position_empty": {
         "en": "press Generate: bars fill in as the target verifies drafts",
         "zh": "按“生成”：目标模型每验证一批草稿，柱子就会长出来",
     },
-    "lmfig.unconditional": {"en": "unconditional: accepted / steps", "zh": "无条件：被接受数 / 步数"},
-    "lmfig.conditional": {"en": "conditional: accepted / reached", "zh": "条件：被接受数 / 到达数"},
-    "lmfig.theory_power": {"en": "theory α^i", "zh": "理论值 α^i"},
-    "lmfig.position_hover": {
+    "run.unconditional": {"en": "unconditional: accepted / steps", "zh": "无条件：被接受数 / 步数"},
+    "run.conditional": {"en": "conditional: accepted / reached", "zh": "条件：被接受数 / 到达数"},
+    "run.theory_power": {"en": "theory α^i", "zh": "理论值 α^i"},
+    "run.position_hover": {
         "en": "position %{x}: %{y:.3f}<extra></extra>",
         "zh": "位置 %{x}：%{y:.3f}<extra></extra>",
     },
-    "lmfig.draft_position": {"en": "draft position i", "zh": "草稿位置 i"},
-    "lmfig.acceptance_rate": {"en": "acceptance rate", "zh": "接受率"},
-    "lmfig.hist_title": {"en": "Accepted drafts per verify step", "zh": "每个验证步被接受的草稿数"},
-    "lmfig.hist_sub": {
+    "run.draft_position": {"en": "draft position i", "zh": "草稿位置 i"},
+    "run.acceptance_rate": {"en": "acceptance rate", "zh": "接受率"},
+    "run.hist_title": {"en": "Accepted drafts per verify step", "zh": "每个验证步被接受的草稿数"},
+    "run.hist_sub": {
         "en": "{steps} steps, α = {alpha:.3f}: tokens/step {mean:.2f} (theory {theory:.2f})",
         "zh": "{steps} 步，α = {alpha:.3f}：每步 token 数 {mean:.2f}（理论值 {theory:.2f}）",
     },
-    "lmfig.hist_empty": {
+    "run.hist_empty": {
         "en": "theory from α: α^k (1 − α) for k < γ, α^γ at k = γ",
         "zh": "由 α 得到的理论值：k < γ 时为 α^k (1 − α)，k = γ 时为 α^γ",
     },
-    "lmfig.measured_steps": {"en": "measured steps", "zh": "实测步数"},
-    "lmfig.theory_alpha": {"en": "theory from α", "zh": "由 α 得到的理论值"},
-    "lmfig.hist_hover": {"en": "k = %{x}: %{y} steps<extra></extra>", "zh": "k = %{x}：%{y} 步<extra></extra>"},
-    "lmfig.hist_theory_hover": {
+    "run.measured_steps": {"en": "measured steps", "zh": "实测步数"},
+    "run.theory_alpha": {"en": "theory from α", "zh": "由 α 得到的理论值"},
+    "run.hist_hover": {"en": "k = %{x}: %{y} steps<extra></extra>", "zh": "k = %{x}：%{y} 步<extra></extra>"},
+    "run.hist_theory_hover": {
         "en": "k = %{x}: %{y:.1f} expected<extra></extra>",
         "zh": "k = %{x}：期望 %{y:.1f} 步<extra></extra>",
     },
-    "lmfig.accepted_k": {"en": "accepted drafts k", "zh": "被接受的草稿数 k"},
-    "lmfig.verify_steps": {"en": "verify steps", "zh": "验证步数"},
-    "lmfig.tps_title": {"en": "Tokens per second", "zh": "每秒 token 数"},
-    "lmfig.speculative": {"en": "speculative", "zh": "投机解码"},
-    "lmfig.autoregressive": {"en": "autoregressive", "zh": "自回归"},
-    "lmfig.tps_sub": {"en": "measured speedup {speedup:.2f}×", "zh": "实测加速比 {speedup:.2f}×"},
-    "lmfig.tps_predicts": {"en": " (cost model predicts {speedup:.2f}×)", "zh": "（成本模型预测 {speedup:.2f}×）"},
-    "lmfig.tps_no_ar": {"en": "autoregressive baseline not run yet", "zh": "还没有运行自回归基线"},
-    "lmfig.press_generate": {"en": "press Generate", "zh": "请按“生成”"},
-    "lmfig.tps_measured": {"en": "measured tokens/s", "zh": "实测 token/s"},
-    "lmfig.tps_predicted": {"en": "cost-model prediction", "zh": "成本模型预测"},
-    "lmfig.tps_hover": {"en": "%{x}: %{y:.1f} tokens/s<extra></extra>", "zh": "%{x}：%{y:.1f} token/s<extra></extra>"},
-    "lmfig.tps_predicted_hover": {
+    "run.accepted_k": {"en": "accepted drafts k", "zh": "被接受的草稿数 k"},
+    "run.verify_steps": {"en": "verify steps", "zh": "验证步数"},
+    "run.tps_title": {"en": "Tokens per second", "zh": "每秒 token 数"},
+    "run.speculative": {"en": "speculative", "zh": "投机解码"},
+    "run.autoregressive": {"en": "autoregressive", "zh": "自回归"},
+    "run.tps_sub": {"en": "measured speedup {speedup:.2f}×", "zh": "实测加速比 {speedup:.2f}×"},
+    "run.tps_predicts": {"en": " (cost model predicts {speedup:.2f}×)", "zh": "（成本模型预测 {speedup:.2f}×）"},
+    "run.tps_no_ar": {"en": "autoregressive baseline not run yet", "zh": "还没有运行自回归基线"},
+    "run.press_generate": {"en": "press Generate", "zh": "请按“生成”"},
+    "run.tps_measured": {"en": "measured tokens/s", "zh": "实测 token/s"},
+    "run.tps_predicted": {"en": "cost-model prediction", "zh": "成本模型预测"},
+    "run.tps_hover": {"en": "%{x}: %{y:.1f} tokens/s<extra></extra>", "zh": "%{x}：%{y:.1f} token/s<extra></extra>"},
+    "run.tps_predicted_hover": {
         "en": "predicted %{y:.1f} tokens/s<extra></extra>",
         "zh": "预测 %{y:.1f} token/s<extra></extra>",
     },
-    "lmfig.decoding": {"en": "decoding", "zh": "解码方式"},
-    "lmfig.tps_axis": {"en": "generated tokens / s", "zh": "每秒生成的 token 数"},
-    "lmfig.sweep_title": {"en": "Speedup vs γ: measured against theory", "zh": "加速比随 γ 的变化：实测与理论"},
-    "lmfig.sweep_best": {
+    "run.decoding": {"en": "decoding", "zh": "解码方式"},
+    "run.tps_axis": {"en": "generated tokens / s", "zh": "每秒生成的 token 数"},
+    "run.sweep_title": {"en": "Speedup vs γ: measured against theory", "zh": "加速比随 γ 的变化：实测与理论"},
+    "run.sweep_best": {
         "en": "best measured γ = {gamma} ({speedup:.2f}×)",
         "zh": "实测最佳 γ = {gamma}（{speedup:.2f}×）",
     },
-    "lmfig.sweep_empty": {
+    "run.sweep_empty": {
         "en": "press “γ sweep” to run γ = 1..8 on the prompt",
         "zh": "按“γ 扫描”，对提示词依次运行 γ = 1..8",
     },
-    "lmfig.measured": {"en": "measured", "zh": "实测"},
-    "lmfig.textbook_bound": {"en": "textbook speed-up", "zh": "教科书加速比"},
-    "lmfig.cost_model": {"en": "cost model (measured step times)", "zh": "成本模型（用实测的每步耗时）"},
-    "lmfig.no_speedup": {"en": "no speedup", "zh": "没有加速"},
-    "lmfig.sweep_hover_measured": {
+    "run.measured": {"en": "measured", "zh": "实测"},
+    "run.textbook_bound": {"en": "textbook speed-up", "zh": "教科书加速比"},
+    "run.cost_model": {"en": "cost model (measured step times)", "zh": "成本模型（用实测的每步耗时）"},
+    "run.no_speedup": {"en": "no speedup", "zh": "没有加速"},
+    "run.sweep_hover_measured": {
         "en": "γ = %{x}: %{y:.2f}× measured<extra></extra>",
         "zh": "γ = %{x}：实测 %{y:.2f}×<extra></extra>",
     },
-    "lmfig.sweep_hover_bound": {
+    "run.sweep_hover_bound": {
         "en": "γ = %{x}: textbook %{y:.2f}×<extra></extra>",
         "zh": "γ = %{x}：教科书 %{y:.2f}×<extra></extra>",
     },
-    "lmfig.sweep_hover_predicted": {
+    "run.sweep_hover_predicted": {
         "en": "γ = %{x}: predicted %{y:.2f}×<extra></extra>",
         "zh": "γ = %{x}：预测 %{y:.2f}×<extra></extra>",
     },
-    "lmfig.sweep_x": {"en": "γ (drafted tokens per verify step)", "zh": "γ（每个验证步的草稿 token 数）"},
-    "lmfig.sweep_y": {"en": "speedup over autoregressive", "zh": "相对自回归的加速比"},
-    "lmfig.sweep_auto": {"en": "auto γ (measured)", "zh": "自动 γ（实测）"},
-    "lmfig.sweep_hover_auto": {
+    "run.sweep_x": {"en": "γ (drafted tokens per verify step)", "zh": "γ（每个验证步的草稿 token 数）"},
+    "run.sweep_y": {"en": "speedup over autoregressive", "zh": "相对自回归的加速比"},
+    "run.sweep_auto": {"en": "auto γ (measured)", "zh": "自动 γ（实测）"},
+    "run.sweep_hover_auto": {
         "en": "auto γ: %{y:.2f}× measured<extra></extra>",
         "zh": "自动 γ：实测 %{y:.2f}×<extra></extra>",
     },
-    "lmfig.gamma_steps_title": {"en": "γ at each verify step", "zh": "每个验证步的 γ"},
-    "lmfig.gamma_steps_sub": {
+    "run.gamma_steps_title": {"en": "γ at each verify step", "zh": "每个验证步的 γ"},
+    "run.gamma_steps_sub": {
         "en": "{setting}: {mean:.2f} drafted per step on average, longest {longest}, {steps} steps",
         "zh": "{setting}：平均每步起草 {mean:.2f} 个，最长 {longest} 个，共 {steps} 步",
     },
-    "lmfig.gamma_steps_auto": {"en": "γ auto", "zh": "γ 自动"},
-    "lmfig.gamma_steps_empty": {
+    "run.gamma_steps_auto": {"en": "γ auto", "zh": "γ 自动"},
+    "run.gamma_steps_empty": {
         "en": "how many tokens each verify step drafted appears here",
         "zh": "这里会显示每个验证步起草了几个 token",
     },
-    "lmfig.gamma_drafted": {"en": "drafted (γ of the step)", "zh": "起草数（该步的 γ）"},
-    "lmfig.gamma_accepted": {"en": "accepted", "zh": "被接受数"},
-    "lmfig.gamma_drafted_hover": {
+    "run.gamma_drafted": {"en": "drafted (γ of the step)", "zh": "起草数（该步的 γ）"},
+    "run.gamma_accepted": {"en": "accepted", "zh": "被接受数"},
+    "run.gamma_drafted_hover": {
         "en": "step %{x}: %{y} drafted<extra></extra>",
         "zh": "第 %{x} 步：起草 %{y} 个<extra></extra>",
     },
-    "lmfig.gamma_accepted_hover": {
+    "run.gamma_accepted_hover": {
         "en": "step %{x}: %{y} accepted<extra></extra>",
         "zh": "第 %{x} 步：接受 %{y} 个<extra></extra>",
     },
-    "lmfig.verify_step_axis": {"en": "verify step", "zh": "验证步"},
-    "lmfig.tokens_axis": {"en": "tokens", "zh": "token 数"},
-    "lmfig.payoff_title": {
+    "run.verify_step_axis": {"en": "verify step", "zh": "验证步"},
+    "run.tokens_axis": {"en": "tokens", "zh": "token 数"},
+    "run.payoff_title": {
         "en": "When does speculation pay? α = {alpha:.3f}<br>best textbook speed-up "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1)) over γ = 0..{max_gamma}, against the draft's cost c",
         "zh": "投机什么时候划算？α = {alpha:.3f}<br>在 γ = 0..{max_gamma} 中取最佳的教科书加速比 "
         "(1 − α^(γ+1)) / ((1 − α)(γc + 1))，随成本比 c 变化",
     },
-    "lmfig.payoff_best": {"en": "best speed-up over γ", "zh": "对 γ 取最佳的加速比"},
-    "lmfig.payoff_hover": {
+    "run.payoff_best": {"en": "best speed-up over γ", "zh": "对 γ 取最佳的加速比"},
+    "run.payoff_hover": {
         "en": "c = %{x:.2f}: %{y:.2f}× at γ = %{customdata}<extra></extra>",
         "zh": "c = %{x:.2f}：γ = %{customdata} 时 %{y:.2f}×<extra></extra>",
     },
-    "lmfig.payoff_points": {"en": "draft costs compared", "zh": "比较的几种草稿成本"},
-    "lmfig.payoff_break_even": {"en": "c = α: beyond it no γ pays", "zh": "c = α：超过它，任何 γ 都不划算"},
-    "lmfig.payoff_no_gain": {"en": "no speed-up", "zh": "没有加速"},
-    "lmfig.payoff_x": {"en": "c = draft step / target step", "zh": "c = 草稿步耗时 / 目标模型步耗时"},
-    "lmfig.payoff_y": {"en": "speed-up over plain decoding", "zh": "相对普通解码的加速比"},
-    "lmfig.token_axis": {
+    "run.payoff_points": {"en": "draft costs compared", "zh": "比较的几种草稿成本"},
+    "run.payoff_break_even": {"en": "c = α: beyond it no γ pays", "zh": "c = α：超过它，任何 γ 都不划算"},
+    "run.payoff_no_gain": {"en": "no speed-up", "zh": "没有加速"},
+    "run.payoff_x": {"en": "c = draft step / target step", "zh": "c = 草稿步耗时 / 目标模型步耗时"},
+    "run.payoff_y": {"en": "speed-up over plain decoding", "zh": "相对普通解码的加速比"},
+    "run.token_axis": {
         "en": "token (top of p ∪ top of q, then everything else)",
         "zh": "token（p 的前几名 ∪ q 的前几名，再加上其余全部）",
     },
-    "lmfig.target_title": {"en": "Target distribution p", "zh": "目标分布 p"},
-    "lmfig.p_only": {
+    "run.target_title": {"en": "Target distribution p", "zh": "目标分布 p"},
+    "run.p_only": {
         "en": "the draft proposed nothing at this position: only p (its outline)",
         "zh": "草稿在这个位置没有提出任何东西：只有 p（它的轮廓）",
     },
-    "lmfig.money_title": {"en": "The money diagram of a generated token", "zh": "一个生成 token 的质量分解图"},
-    "lmfig.placeholder": {
+    "run.money_title": {"en": "The money diagram of a generated token", "zh": "一个生成 token 的质量分解图"},
+    "run.placeholder": {
         "en": "no token selected yet: this is the cat/dog/fish example",
         "zh": "还没有选中 token：这是 cat/dog/fish 的例子",
     },
-    # a vLLM server's counters (specviz.widgets.live_vllm)
+    # a vLLM server's counters (specviz.widgets.live.vllm)
     "vllm.heading": {"en": "A vLLM server's speculative decoding, live", "zh": "vLLM 服务器的投机解码，实时显示"},
     "vllm.server": {"en": "vLLM server", "zh": "vLLM 服务器"},
     "vllm.every": {"en": "every (s)", "zh": "间隔（秒）"},

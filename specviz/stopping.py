@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import integer, real
+from .checks import gamma_setting, integer, real
 from .theory import acceptance_prob, resample_dist, safe_ratio
 from .validate import as_pair
 
@@ -118,7 +118,7 @@ def sequence_dist(
     rule = _check_rule(rule)
     t = DEFAULT_THRESHOLDS[rule] if threshold is None else threshold
     length = integer(length, "length", lo=1, hi=64)
-    gamma = integer(gamma, "gamma", lo=0, hi=10**6)
+    gamma = gamma_setting(gamma)
     if p.size**length > MAX_SEQUENCES:
         raise ValueError(f"{p.size}**{length} sequences is more than {MAX_SEQUENCES:,} to enumerate")
     go, end = position_law(p, q, rule, t)

@@ -1,4 +1,4 @@
-"""Input checking: turn array-likes into validated 1-D probability vectors.
+"""Checks of distributions: array-likes into validated 1-D probability vectors; `checks` checks single values.
 
 Every public function of specviz funnels its distributions through `as_dist` /
 `as_pair`, so bad input fails here with a message that names the problem instead of

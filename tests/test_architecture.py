@@ -37,7 +37,7 @@ DOC = REPO / "docs" / "architecture.md"
 LAYERS = (  # lowest first: a module imports only from its own layer and the ones before it
     ("foundation", ("checks", "validate", "examples", "messages", "i18n", "palette")),
     ("core math", ("theory", "rules", "gamma", "multidraft", "standardize", "numerics", "stopping")),
-    ("samplers", ("sampling", "chain", "coupling", "tree", "torch_sampling", "audit", "verifiers")),
+    ("samplers", ("sampling", "chain", "coupling", "tree", "torch_rows", "torch_sampling", "audit", "verifiers")),
     ("real models", ("lm",)),  # the runtime: no plotly, no ipywidgets
     ("figures", ("figures", "htmlkit")),
     ("widgets", ("widgets",)),
@@ -48,12 +48,16 @@ LAYERS = (  # lowest first: a module imports only from its own layer and the one
 TORCH_FREE = (
     "specviz.lm.stats",
     "specviz.lm.vllm",
+    "specviz.lm.vllm_counters",
+    "specviz.lm.http_get",
+    "specviz.lm.hub",
     "specviz.lm.payoff",
     "specviz.lm.results",
     "specviz.lm.fates",
     "specviz.lm.card",
     "specviz.lm.pair",
     "specviz.lm.settings",
+    "specviz.lm.inputs",
 )
 """The real-model modules that import on the plain install (`specviz vllm-stats` needs no torch)."""
 
@@ -78,15 +82,8 @@ MAX_LINES = 300
 WIDGET_MAX_LINES = 260  # a widget module does one job: one app, or one part of the live view
 OVER_THE_CAP = {  # module -> (its ceiling, why it is one module); shrink the list, do not grow it
     "specviz/messages.py": (1250, "data, not logic: every UI and figure string in English and Chinese"),
-    "specviz/cli.py": (
-        1240,
-        "every command's parser and one-line errors; hardening v3 added the lab guard and the pipe endings: "
-        "the house v2 (issue 33) splits it, one module per command",
-    ),
-    "specviz/lm/engine.py": (850, "the γ-step loop with its KV-cache rollback and one host read per step, read as one"),
-    "specviz/lm/vllm.py": (850, "a Prometheus page parsed into vLLM's counters, their intervals, watch and report"),
-    "specviz/lm/loading.py": (750, "the six ways to name a pair and the checks that they fit each other"),
-    "specviz/torch_sampling.py": (600, "the numpy samplers again in torch, chain and batch, for any device and dtype"),
+    "specviz/lm/engine.py": (500, "the γ-step loop with its KV-cache rollback and one host read per step, read as one"),
+    "specviz/lm/vllm.py": (390, "vLLM's page parsed and checked per engine and position, its address, read and watch"),
     "specviz/lm/catalog.py": (500, "the named models and a fetch through pip that verifies every file it keeps"),
     "specviz/lm/adaptive.py": (500, 'fixed γ and gamma="auto" with the argument why a chosen γ stays lossless'),
     "specviz/exercises/core.py": (420, "the three kinds of exercise and how each answer is checked"),
@@ -99,7 +96,6 @@ OVER_THE_CAP = {  # module -> (its ceiling, why it is one module); shrink the li
 ENTRY_POINTS_ONLY = "entry points"  # the one layer that may import `specviz` absolutely
 DYNAMIC_IMPORTS = {  # the files that import by a computed name, and what they load that way
     "specviz/__init__.py": "the lazy UI names (`_LAZY`)",
-    "specviz/figures/__init__.py": "the helpers it exported before, from their homes (`_HOMES`)",
     "specviz/lm/__init__.py": "its public names on first use (`HOMES`)",
     "specviz/widgets/__init__.py": "the live views on first use (`LIVE`)",
     "specviz/exercises/__init__.py": "each tutorial's exercises (`nb*.py`)",
@@ -140,18 +136,13 @@ def imports(path: Path, name: str, files: dict[str, Path]) -> list[tuple[str, as
 
 
 def lazy_edges(files: dict[str, Path]) -> dict[str, set[str]]:
-    """The names a package loads on first use (PEP 562), as import edges.
-
-    The package root's own lazy names (`specviz._LAZY`: the figures, widgets and exercises)
-    are left out: the root is the public facade at the top, and the one import back into it,
-    `exercises.api.run_solution`'s `import specviz as sv` (a solution runs with `sv` in scope),
-    happens only when a learner asks for a solution, long after both have loaded."""
-    import specviz.figures
+    """The names a package loads on first use (PEP 562), as import edges, the package root's own included."""
+    import specviz
     import specviz.lm
     import specviz.widgets
 
     edges = {
-        "specviz.figures": set(getattr(specviz.figures, "_HOMES", {})),
+        "specviz": {module for module, _ in specviz._LAZY.values()},  # noqa: SLF001 - the table the root reads
         "specviz.lm": {f"specviz.lm.{m}" for m in specviz.lm.HOMES.values()},
         "specviz.widgets": {f"specviz.widgets.{m}" for m in specviz.widgets.LIVE.values()},
         "specviz.exercises": {m for m in files if m.startswith("specviz.exercises.nb")},
@@ -287,8 +278,8 @@ def package_graph() -> dict[str, set[str]]:
 def test_the_graph_is_really_read():
     assert "specviz.lm.results" in package_graph()["specviz.lm.engine"]
     assert "specviz.lm.payoff" in package_graph()["specviz.figures.payoff"]
-    assert "specviz.figures" in package_graph()["specviz.widgets.live_view"]  # `from .. import figures as LF`
-    assert "specviz.lm.vllm" in package_graph()["specviz.cli"]  # a deferred import counts
+    assert "specviz.figures" in package_graph()["specviz.widgets.live.view"]  # `from .. import figures as LF`
+    assert "specviz.lm.vllm" in package_graph()["specviz.cli.vllm_stats"]  # a deferred import counts
     assert (
         "specviz.widgets.base" in package_graph()["specviz.widgets.money"]
         or "specviz.widgets.editor_app" in package_graph()["specviz.widgets.money"]
@@ -521,4 +512,52 @@ def test_a_stale_doc_is_caught(tmp_path):
     assert listed_tests_problems(doc, tmp_path) == [
         "tests/test_lm_engine.py is not in 'Tests by layer'",
         "tests/test_theory.py is listed 2 times in 'Tests by layer'",
+    ]
+
+
+# ----------------------------------------------------------------------------- one γ parser
+
+GAMMA_PARSER = "specviz/checks.py"
+"""The one module that reads and checks a γ (`checks.gamma_setting`) and holds its bound (`MAX_GAMMA`)."""
+GAMMA_READINGS = {  # what reading or bounding a γ looks like, anywhere else
+    "parses 'auto'": re.compile(r"\.(?:lower|strip|casefold)\(\)[^#\n]*(?:\bAUTO\b|[\"']auto[\"'])"),
+    "checks a γ as an integer": re.compile(r"\b(?:integer|whole)\(\s*\w+,\s*[\"']gamma\b"),
+    "defines a γ bound": re.compile(r"^\s*MAX_GAMMA\s*=", re.M),
+}
+
+
+def gamma_readings(root: Path = ROOT) -> list[str]:
+    """Every place outside GAMMA_PARSER that parses, checks or bounds a γ on its own."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel == GAMMA_PARSER:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for what, pattern in GAMMA_READINGS.items():
+            for m in pattern.finditer(text):
+                bad.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1} {what}: call specviz.checks.gamma_setting")
+    return bad
+
+
+def test_a_gamma_is_read_and_checked_in_one_function():
+    problems = gamma_readings()
+    assert not problems, "\n".join(problems)
+
+
+def test_a_planted_second_gamma_parser_is_caught(tmp_path):
+    root = planted_package(
+        tmp_path,
+        {
+            "checks.py": "MAX_GAMMA = 1000\ndef gamma_setting(x):\n    return 'auto' if x.strip().lower() == 'auto' else x\n",
+            "cli.py": "def gamma_value(text):\n    if text.strip().lower() == 'auto':\n        return 'auto'\n",
+            "lm/adaptive.py": "MAX_GAMMA = 1_000\ndef f(g):\n    return integer(g, 'gamma', lo=0)\n",
+            "chain.py": "n = integer(gamma, \"gamma (number of drafted tokens)\", lo=1)\nok = integer(k, 'top_k')\n",
+        },
+    )
+    assert gamma_readings(root) == [
+        "specviz/chain.py:1 checks a γ as an integer: call specviz.checks.gamma_setting",
+        "specviz/cli.py:2 parses 'auto': call specviz.checks.gamma_setting",
+        "specviz/lm/adaptive.py:3 checks a γ as an integer: call specviz.checks.gamma_setting",
+        "specviz/lm/adaptive.py:1 defines a γ bound: call specviz.checks.gamma_setting",
     ]

@@ -292,6 +292,17 @@ GOOD = {
     "process_logits": {"rows": torch.tensor([LOGITS3]), "s": specviz.Sampling(0.7, 2, 0.9)},
     "pick_device": {"device": "cpu"},
     "payoff_table": {"alpha": 0.8, "cs": (0.05, 0.25), "max_gamma": 8},
+    "GenerationSettings": {
+        "max_new_tokens": 8,
+        "gamma": 3,
+        "temperature": 0.7,
+        "top_k": 2,
+        "top_p": 0.9,
+        "seed": 0,
+        "threads": 1,
+        "stop_at_eos": False,
+        "chat": "auto",
+    },
     # specviz.lm on a toy pair with known probabilities (V = 4) and the bundled byte tokenizer
     "speculative_generate": {
         "pair": _TOY,

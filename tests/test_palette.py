@@ -22,7 +22,6 @@ import itertools
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -302,13 +301,9 @@ def test_builders_of_p_and_q_build_a_figure_of_the_tutorial_pair():
     assert {"money_diagram", "joint_table", "acceptance_figure", "rule_figure", "coupling_figure"} <= set(called)
 
 
-def test_an_old_helper_import_still_works_and_names_its_home():
-    with pytest.warns(DeprecationWarning, match="specviz.palette"):
-        from specviz.figures import PALETTE as old
-    assert old is PALETTE
-    with pytest.warns(DeprecationWarning, match="specviz.figures.style"):
-        assert F.trace_by_meta is trace_by_meta
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+def test_the_figures_package_exports_builders_only_with_no_old_names_kept():
+    """No shims in a 0.1.0 package: a helper is imported from its home (`specviz.palette`, `figures.style`)."""
+    for name in ("PALETTE", "trace_by_meta", "simulate_accepted_lengths", "figure_png", "no_such_name"):
         with pytest.raises(AttributeError):
-            F.no_such_name  # noqa: B018
+            getattr(F, name)
+        assert name not in F.__all__

@@ -22,9 +22,7 @@ annotated `-> go.Figure` whose first parameter is not a figure. With them go the
 an `apply_*` function applies one (`apply_patch` any of them). Everything else stays in its
 module: the colours in `specviz.palette` (re-exported by `style`), the layout and trace helpers
 in `style` (`trace_by_meta`, `float_pair`, `vocab_names`, ...), constants such as
-`empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`. An
-old `from specviz.figures import PALETTE` (a helper this package used to export) still works
-but warns (DeprecationWarning) with the helper's home.
+`empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`.
 
 Every builder validates p (target) and q (draft) through the core, computes what it
 shows with the core's exact functions, and tags each trace with `meta` (a stable name
@@ -45,8 +43,6 @@ that rejection resamples; vermillion outline = the target p; grey = the draft q;
 [0.2, 0.0, 0.0]
 """
 
-from .. import palette
-from . import style
 from .acceptance_panels import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
 from .accepted_hist import accepted_hist_figure, accepted_hist_patch
 from .coupling import coupling_figure
@@ -120,48 +116,3 @@ __all__ = [
     # any builder's patch, applied to its figure
     "apply_patch",
 ]
-
-
-_HOMES = {  # the other helpers this package exported before it listed builders only, by their home
-    "specviz.figures.acceptance_panels": ("ACCEPTANCE_PANELS",),
-    "specviz.figures.coupling": ("coupling_acceptances",),
-    "specviz.figures.draft_tree": ("STATUS_STYLE", "tree_layout"),
-    "specviz.figures.empirical": ("DEFAULT_NS", "tv_reference_constant"),
-    "specviz.figures.export": ("export_figure", "find_browser"),
-    "specviz.figures.gamma_steps": ("DEFAULT_ALPHAS", "simulate_accepted_lengths"),
-    "specviz.figures.live_panels": ("LIVE_PANELS", "panel_title"),
-    "specviz.figures.money": ("MONEY_STEPS", "money_summary"),
-    "specviz.figures.pitfalls": ("rule_description",),
-    "specviz.figures.position_money": ("distinct_labels", "token_label", "top_union", "with_other"),
-    "specviz.figures.run_data": ("OTHER", "empty_stats", "host_array", "nan_list", "other_label", "stat_of"),
-    "specviz.figures.static": (
-        "DEFAULT_WIDTH",
-        "StaticImageRenderer",
-        "figure_png",
-        "png_data_uri",
-        "static_image_problem",
-    ),
-}
-
-
-def _home(name: str) -> str | None:
-    """Where a helper that `specviz.figures` used to export lives now (None: no such helper)."""
-    if name in palette.__all__:
-        return "specviz.palette"
-    if name in style.__all__:
-        return "specviz.figures.style"
-    return next((home for home, names in _HOMES.items() if name in names), None)
-
-
-def __getattr__(name: str):
-    """An old `from specviz.figures import X` of a helper still works, with a DeprecationWarning naming X's home."""
-    home = _home(name)
-    if home is None:
-        raise AttributeError(f"module 'specviz.figures' has no attribute {name!r}")
-    import importlib
-    import warnings
-
-    warnings.warn(
-        f"specviz.figures.{name} is not a figure builder: import it from {home}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module(home), name)

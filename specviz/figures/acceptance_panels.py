@@ -1,7 +1,7 @@
 """Acceptance per draft position and the accepted-length histogram side by side, in one figure (one widget).
 
 The two panels of the real-model live view that a vLLM server's counters can fill
-(`specviz.widgets.live_vllm`), patched in place as readings arrive.
+(`specviz.widgets.live.vllm`), patched in place as readings arrive.
 
 >>> fig = acceptance_panels_figure(None, gamma=3)
 >>> [tr.meta for tr in fig.data]
@@ -23,7 +23,7 @@ from .accepted_hist import accepted_hist_figure, accepted_hist_patch
 from .per_position import per_position_figure, per_position_patch
 from .style import style_axes
 
-ACCEPTANCE_PANELS = {"per_position": (1, "lmfig.per_position_title"), "accepted_hist": (2, "lmfig.hist_title")}
+ACCEPTANCE_PANELS = {"per_position": (1, "run.per_position_title"), "accepted_hist": (2, "run.hist_title")}
 """The two panels of `acceptance_panels_figure`: column and the message key of the title."""
 
 

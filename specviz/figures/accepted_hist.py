@@ -24,14 +24,14 @@ def accepted_hist_patch(stats=None, gamma: int = 4) -> dict:
     alpha = float(stat_of(stats, "alpha", g))
     if stats is not None and stats.steps:
         sub = t(
-            "lmfig.hist_sub",
+            "run.hist_sub",
             steps=int(hist.sum()),
             alpha=alpha,
             mean=stats.mean_acceptance_length,
             theory=stats.expected_tokens_per_step,
         )
     else:
-        sub = t("lmfig.hist_empty")
+        sub = t("run.hist_empty")
     return {
         "data": {"accepted_measured": dict(x=xs, y=hist.tolist()), "accepted_theory": dict(x=xs, y=theory.tolist())},
         "layout": {"title_subtitle_text": sub, "xaxis_range": [-0.6, g + 0.6]},
@@ -48,23 +48,23 @@ def accepted_hist_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fi
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name=t("lmfig.measured_steps"),
+        name=t("run.measured_steps"),
         meta="accepted_measured",
         marker=dict(color=PALETTE["empirical"]),
-        hovertemplate=t("lmfig.hist_hover"),
+        hovertemplate=t("run.hist_hover"),
         **d["accepted_measured"],
     )
     fig.add_scatter(
-        name=t("lmfig.theory_alpha"),
+        name=t("run.theory_alpha"),
         meta="accepted_theory",
         mode="markers",
         marker=exact_tick(26),
-        hovertemplate=t("lmfig.hist_theory_hover"),
+        hovertemplate=t("run.hist_theory_hover"),
         **d["accepted_theory"],
     )
-    xaxis = dict(title=t("lmfig.accepted_k"), dtick=1)
-    yaxis = dict(title=t("lmfig.verify_steps"), rangemode="tozero")
-    return patched_layout(fig, t("lmfig.hist_title"), patch, xaxis, yaxis, height=height)
+    xaxis = dict(title=t("run.accepted_k"), dtick=1)
+    yaxis = dict(title=t("run.verify_steps"), rangemode="tozero")
+    return patched_layout(fig, t("run.hist_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""A draft tree drawn level by level: each drafted token, its exact acceptance probability, and the accepted path.
+"""The figure of `specviz.tree`'s draft trees, level by level: each drafted token, its exact odds, the accepted path.
 
 Data in (a `specviz.tree.DraftTree`), go.Figure out. Levels run left to right like text; the
 root is the prefix, the last column the token that ends the step (resampled or bonus).

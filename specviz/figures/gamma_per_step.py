@@ -18,10 +18,10 @@ def gamma_steps_patch(drafted=(), accepted=(), setting=None) -> dict:
     d, a = [int(g) for g in drafted], [int(k) for k in accepted]
     xs = list(range(1, len(d) + 1))
     if d:
-        name = t("lmfig.gamma_steps_auto") if setting == "auto" else ("γ" if setting is None else f"γ = {setting}")
-        sub = t("lmfig.gamma_steps_sub", setting=name, mean=sum(d) / len(d), longest=max(d), steps=len(d))
+        name = t("run.gamma_steps_auto") if setting == "auto" else ("γ" if setting is None else f"γ = {setting}")
+        sub = t("run.gamma_steps_sub", setting=name, mean=sum(d) / len(d), longest=max(d), steps=len(d))
     else:
-        sub = t("lmfig.gamma_steps_empty")
+        sub = t("run.gamma_steps_empty")
     return {
         # an empty panel holds one null point: plotly.js draws NaN paths for empty traces here
         "data": {
@@ -47,22 +47,22 @@ def gamma_steps_figure(drafted=(), accepted=(), setting=None, height: int = 300)
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name=t("lmfig.gamma_drafted"),
+        name=t("run.gamma_drafted"),
         meta="gamma_drafted",
         marker=dict(color=rgba(PALETTE["q"], 0.45), line=dict(color=PALETTE["q"], width=1)),
-        hovertemplate=t("lmfig.gamma_drafted_hover"),
+        hovertemplate=t("run.gamma_drafted_hover"),
         **d["gamma_drafted"],
     )
     fig.add_scatter(
-        name=t("lmfig.gamma_accepted"),
+        name=t("run.gamma_accepted"),
         meta="gamma_accepted",
         mode="markers",
         marker=exact_tick(12, PALETTE["overlap"]),
-        hovertemplate=t("lmfig.gamma_accepted_hover"),
+        hovertemplate=t("run.gamma_accepted_hover"),
         **d["gamma_accepted"],
     )
-    xaxis, yaxis = dict(title=t("lmfig.verify_step_axis")), dict(title=t("lmfig.tokens_axis"), dtick=1)
-    return patched_layout(fig, t("lmfig.gamma_steps_title"), patch, xaxis, yaxis, height=height)
+    xaxis, yaxis = dict(title=t("run.verify_step_axis")), dict(title=t("run.tokens_axis"), dtick=1)
+    return patched_layout(fig, t("run.gamma_steps_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

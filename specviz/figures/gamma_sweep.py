@@ -22,7 +22,7 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=(), auto=None)
     finite = [(v, g) for g, v in zip(gammas, m) if v is not None]
     if finite:
         v, g = max(finite)
-        best = t("lmfig.sweep_best", gamma=g, speedup=v)
+        best = t("run.sweep_best", gamma=g, speedup=v)
     hi = max(8, max(gammas) if gammas else 8)
     a = [] if auto is None else [v for v in nan_list([auto]) if v is not None]
     top = max([v for v in m + b + pr + a if v is not None] + [1.5]) * 1.15
@@ -35,7 +35,7 @@ def gamma_sweep_patch(gammas=(), measured=(), bound=(), predicted=(), auto=None)
             "sweep_auto": dict(x=[0.5, hi + 0.5], y=nan_list([auto, auto]) if auto is not None else [None, None]),
         },
         "layout": {
-            "title_subtitle_text": best or t("lmfig.sweep_empty"),
+            "title_subtitle_text": best or t("run.sweep_empty"),
             "yaxis_range": [0, top],
             "xaxis_range": [0.5, hi + 0.5],
         },
@@ -56,32 +56,32 @@ def gamma_sweep_figure(
     d = patch["data"]
     fig = go.Figure()
     fig.add_scatter(
-        name=t("lmfig.measured"),
+        name=t("run.measured"),
         meta="sweep_measured",
         mode="lines+markers",
         line=dict(color=PALETTE["empirical"], width=3),
         marker=dict(size=10),
-        hovertemplate=t("lmfig.sweep_hover_measured"),
+        hovertemplate=t("run.sweep_hover_measured"),
         **d["sweep_measured"],
     )
     fig.add_scatter(
-        name=t("lmfig.textbook_bound"),
+        name=t("run.textbook_bound"),
         meta="sweep_bound",
         mode="lines+markers",
         line=dict(color=PALETTE["p"], dash="dot", width=2),
-        hovertemplate=t("lmfig.sweep_hover_bound"),
+        hovertemplate=t("run.sweep_hover_bound"),
         **d["sweep_bound"],
     )
     fig.add_scatter(
-        name=t("lmfig.cost_model"),
+        name=t("run.cost_model"),
         meta="sweep_predicted",
         mode="lines+markers",
         line=dict(color=PALETTE["overlap"], dash="dash", width=2),
-        hovertemplate=t("lmfig.sweep_hover_predicted"),
+        hovertemplate=t("run.sweep_hover_predicted"),
         **d["sweep_predicted"],
     )
     fig.add_scatter(
-        name=t("lmfig.no_speedup"),
+        name=t("run.no_speedup"),
         meta="break_even",
         mode="lines",
         showlegend=False,
@@ -90,15 +90,15 @@ def gamma_sweep_figure(
         **d["break_even"],
     )
     fig.add_scatter(
-        name=t("lmfig.sweep_auto"),
+        name=t("run.sweep_auto"),
         meta="sweep_auto",
         mode="lines",
         line=dict(color=PALETTE["reference"], dash="dashdot", width=2),
-        hovertemplate=t("lmfig.sweep_hover_auto"),
+        hovertemplate=t("run.sweep_hover_auto"),
         **d["sweep_auto"],
     )
-    xaxis = dict(title=t("lmfig.sweep_x"), dtick=1)
-    return patched_layout(fig, t("lmfig.sweep_title"), patch, xaxis, dict(title=t("lmfig.sweep_y")), height=height)
+    xaxis = dict(title=t("run.sweep_x"), dtick=1)
+    return patched_layout(fig, t("run.sweep_title"), patch, xaxis, dict(title=t("run.sweep_y")), height=height)
 
 
 __all__ = [

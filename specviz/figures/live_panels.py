@@ -26,12 +26,12 @@ from .style import TUTORIAL_VOCAB, style_axes
 from .throughput import throughput_figure, throughput_patch
 
 LIVE_PANELS = {  # panel -> (row, col, axis number, message of the default title)
-    "per_position": (1, 1, 1, "lmfig.per_position_title"),
-    "accepted_hist": (1, 2, 2, "lmfig.hist_title"),
-    "throughput": (2, 1, 3, "lmfig.tps_title"),
-    "sweep": (2, 2, 4, "lmfig.sweep_title"),
-    "gamma_steps": (3, 1, 5, "lmfig.gamma_steps_title"),
-    "money": (4, 1, 6, "lmfig.money_title"),
+    "per_position": (1, 1, 1, "run.per_position_title"),
+    "accepted_hist": (1, 2, 2, "run.hist_title"),
+    "throughput": (2, 1, 3, "run.tps_title"),
+    "sweep": (2, 2, 4, "run.sweep_title"),
+    "gamma_steps": (3, 1, 5, "run.gamma_steps_title"),
+    "money": (4, 1, 6, "run.money_title"),
 }
 """The panels of `live_figure`: grid position, axis number (xaxisN / yaxisN) and the message key of the default title."""
 
@@ -44,7 +44,7 @@ def panel_title(title: str, *lines: str) -> str:
 
 def placeholder_money_patch() -> dict:
     """The money panel before any token is picked: the tutorial's cat/dog/fish p and q."""
-    return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, subtitle=t("lmfig.placeholder"))
+    return position_money_patch(TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, subtitle=t("run.placeholder"))
 
 
 def live_figure(
@@ -115,7 +115,7 @@ def live_figure(
         margin=dict(l=60, r=30, t=60, b=40),
     )
     style_axes(fig)
-    fig.update_xaxes(type="category", title_text=t("lmfig.token_axis"), row=4, col=1)
+    fig.update_xaxes(type="category", title_text=t("run.token_axis"), row=4, col=1)
     for k, panel in enumerate(LIVE_PANELS, start=1):  # one legend under each panel
         _, _, n, _ = LIVE_PANELS[panel]
         xd = fig.layout[f"xaxis{n if n > 1 else ''}"].domain

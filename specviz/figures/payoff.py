@@ -34,11 +34,11 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[r.c for r in grid],
         y=[r.speedup for r in grid],
         mode="lines",
-        name=t("lmfig.payoff_best"),
+        name=t("run.payoff_best"),
         meta="best_speedup",
         line=dict(color=PALETTE["overlap"], width=3),
         customdata=[r.best_gamma for r in grid],
-        hovertemplate=t("lmfig.payoff_hover"),
+        hovertemplate=t("run.payoff_hover"),
     )
     fig.add_scatter(
         x=[r.c for r in pts],
@@ -46,7 +46,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         mode="markers+text",
         text=text,
         textposition=[where[k] for k in range(len(pts))],
-        name=t("lmfig.payoff_points"),
+        name=t("run.payoff_points"),
         meta="payoff_points",
         marker=dict(size=11, color=PALETTE["p"]),
         hovertemplate="c = %{x:.2f}: %{text}<extra></extra>",
@@ -55,7 +55,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[alpha, alpha],
         y=[0, top],
         mode="lines",
-        name=t("lmfig.payoff_break_even"),
+        name=t("run.payoff_break_even"),
         meta="break_even",
         line=dict(color=PALETTE["reference"], dash="dash", width=2),
         hoverinfo="skip",
@@ -64,7 +64,7 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
         x=[0, 1],
         y=[1, 1],
         mode="lines",
-        name=t("lmfig.payoff_no_gain"),
+        name=t("run.payoff_no_gain"),
         meta="no_gain",
         showlegend=False,
         line=dict(color=INK["zeroline"], width=1),
@@ -72,10 +72,10 @@ def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: in
     )
     base_layout(
         fig,
-        t("lmfig.payoff_title", alpha=alpha, max_gamma=max_gamma),
+        t("run.payoff_title", alpha=alpha, max_gamma=max_gamma),
         height=height,
-        xaxis=dict(title=t("lmfig.payoff_x"), range=[0, 1]),
-        yaxis=dict(title=t("lmfig.payoff_y"), range=[0, top]),
+        xaxis=dict(title=t("run.payoff_x"), range=[0, 1]),
+        yaxis=dict(title=t("run.payoff_y"), range=[0, top]),
     )
     return fig
 

@@ -27,7 +27,7 @@ def per_position_patch(stats=None, gamma: int = 4) -> dict:
     has_alpha = not math.isnan(alpha)
     theory = [min(alpha, 1.0) ** i for i in xs] if has_alpha else [None] * g
     steps = int(stat_of(stats, "steps", g))
-    sub = t("lmfig.per_position_sub", alpha=alpha, steps=steps) if has_alpha else t("lmfig.per_position_empty")
+    sub = t("run.per_position_sub", alpha=alpha, steps=steps) if has_alpha else t("run.per_position_empty")
     return {
         "data": {
             "unconditional": dict(x=xs, y=nan_list(uncond)),
@@ -50,23 +50,23 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name=t("lmfig.unconditional"),
+        name=t("run.unconditional"),
         meta="unconditional",
         marker=dict(color=PALETTE["overlap"]),
-        hovertemplate=t("lmfig.position_hover"),
+        hovertemplate=t("run.position_hover"),
         **d["unconditional"],
     )
     fig.add_scatter(
-        name=t("lmfig.conditional"),
+        name=t("run.conditional"),
         meta="conditional",
         mode="lines+markers",
         line=dict(color=PALETTE["residual"], width=2),
         marker=dict(size=9),
-        hovertemplate=t("lmfig.position_hover"),
+        hovertemplate=t("run.position_hover"),
         **d["conditional"],
     )
     fig.add_scatter(
-        name=t("lmfig.theory_power"),
+        name=t("run.theory_power"),
         meta="theory_unconditional",
         mode="markers",
         marker=exact_tick(26),
@@ -81,9 +81,9 @@ def per_position_figure(stats=None, gamma: int = 4, height: int = 360) -> go.Fig
         hoverinfo="skip",
         **d["alpha"],
     )
-    xaxis = dict(title=t("lmfig.draft_position"), dtick=1)
-    yaxis = dict(title=t("lmfig.acceptance_rate"), range=[0, 1.05])
-    return patched_layout(fig, t("lmfig.per_position_title"), patch, xaxis, yaxis, height=height)
+    xaxis = dict(title=t("run.draft_position"), dtick=1)
+    yaxis = dict(title=t("run.acceptance_rate"), range=[0, 1.05])
+    return patched_layout(fig, t("run.per_position_title"), patch, xaxis, yaxis, height=height)
 
 
 __all__ = [

@@ -98,7 +98,7 @@ def position_money_diagram(
     forced to categories (token names such as "1" must not become numbers).
     """
     fig = money_diagram(p_vec, q_vec, vocab=list(names), annotate=annotate)
-    fig.update_xaxes(type="category", title=t("lmfig.token_axis"))  # the money diagram leaves room for its box
+    fig.update_xaxes(type="category", title=t("run.token_axis"))  # the money diagram leaves room for its box
     if title:
         fig.update_layout(title_text=title)
     if subtitle:
@@ -122,7 +122,7 @@ def target_only_figure(p_vec, names, title: str = "", subtitle: str = "") -> go.
     )
     base_layout(
         fig,
-        (title or t("lmfig.target_title")) + "<br>" + (subtitle or ""),
+        (title or t("run.target_title")) + "<br>" + (subtitle or ""),
         height=480,
         xaxis=dict(title=t("figure.token"), type="category"),
         yaxis=dict(title=t("figure.probability"), range=[0, 1.05]),
@@ -153,10 +153,10 @@ def position_money_patch(p_vec, q_vec, names, title: str = "", subtitle: str = "
             },
             "layout": {
                 "yaxis_range": [0, y_top(p)],
-                "annotation_text": t("lmfig.p_only"),
+                "annotation_text": t("run.p_only"),
             },
         }
-    patch["layout"]["title_text"] = title or t("lmfig.money_title")
+    patch["layout"]["title_text"] = title or t("run.money_title")
     patch["layout"]["title_subtitle_text"] = subtitle
     return patch
 

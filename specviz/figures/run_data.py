@@ -24,7 +24,7 @@ OTHER = "other"
 
 def other_label() -> str:
     """The name of the "other" bucket (every token not shown) in the current language."""
-    return t("lmfig.other")
+    return t("run.other")
 
 
 def host_array(values, dtype=np.float64) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The sampling-settings pitfall: temperature, top-k or top-p applied differently to the ratio and to the samples.
+"""The figure of `specviz.standardize`'s pitfall: sampling settings applied differently to the ratio and the samples.
 
 >>> from specviz.figures.style import trace_by_meta
 >>> from specviz import Sampling

@@ -19,7 +19,7 @@ THROUGHPUT_BARS = ("speculative", "autoregressive")
 
 def throughput_bars() -> tuple[str, str]:
     """The x categories of the tokens/s panel in the current language: (speculative, autoregressive)."""
-    return t("lmfig.speculative"), t("lmfig.autoregressive")
+    return t("run.speculative"), t("run.autoregressive")
 
 
 def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=float("nan")) -> dict:
@@ -30,11 +30,11 @@ def throughput_patch(spec_tps=float("nan"), ar_tps=float("nan"), predicted_tps=f
 
     s, a, pr = num(spec_tps), num(ar_tps), num(predicted_tps)
     if s and a:
-        sub = t("lmfig.tps_sub", speedup=s / a) + (t("lmfig.tps_predicts", speedup=pr / a) if pr else "")
+        sub = t("run.tps_sub", speedup=s / a) + (t("run.tps_predicts", speedup=pr / a) if pr else "")
     elif s:
-        sub = t("lmfig.tps_no_ar")
+        sub = t("run.tps_no_ar")
     else:
-        sub = t("lmfig.press_generate")
+        sub = t("run.press_generate")
     bars = throughput_bars()
     top = max([v for v in (s, a, pr) if v] + [1.0]) * 1.2
     return {
@@ -58,23 +58,23 @@ def throughput_figure(
     d = patch["data"]
     fig = go.Figure()
     fig.add_bar(
-        name=t("lmfig.tps_measured"),
+        name=t("run.tps_measured"),
         meta="tokens_per_second",
         textposition="outside",
         marker=dict(color=[PALETTE["overlap"], PALETTE["p"]]),
-        hovertemplate=t("lmfig.tps_hover"),
+        hovertemplate=t("run.tps_hover"),
         **d["tokens_per_second"],
     )
     fig.add_scatter(
-        name=t("lmfig.tps_predicted"),
+        name=t("run.tps_predicted"),
         meta="predicted_tps",
         mode="markers",
         marker=exact_tick(40, "black"),
-        hovertemplate=t("lmfig.tps_predicted_hover"),
+        hovertemplate=t("run.tps_predicted_hover"),
         **d["predicted_tps"],
     )
-    xaxis = dict(title=t("lmfig.decoding"), type="category")
-    return patched_layout(fig, t("lmfig.tps_title"), patch, xaxis, dict(title=t("lmfig.tps_axis")), height=height)
+    xaxis = dict(title=t("run.decoding"), type="category")
+    return patched_layout(fig, t("run.tps_title"), patch, xaxis, dict(title=t("run.tps_axis")), height=height)
 
 
 __all__ = [
