@@ -21,12 +21,29 @@ import numbers
 
 import numpy as np
 
-__all__ = ["AUTO", "MAX_GAMMA", "brief", "exact_int", "flag", "gamma_setting", "integer", "real", "scalar"]
+__all__ = [
+    "AUTO",
+    "MAX_GAMMA",
+    "MAX_TREE_NODES",
+    "MAX_TREE_WIDTH",
+    "brief",
+    "exact_int",
+    "flag",
+    "gamma_setting",
+    "integer",
+    "real",
+    "scalar",
+    "tree_setting",
+]
 
 MAX_GAMMA = 1_000
 """The most drafts one verify step may take: the one bound on γ, for the toy samplers and the real engine alike."""
 AUTO = "auto"
 """The γ setting that lets each step choose (`specviz.lm.adaptive.AutoGamma`)."""
+MAX_TREE_WIDTH = 16
+"""The most drafts one node of a draft tree may have."""
+MAX_TREE_NODES = 256
+"""The most nodes one draft tree may have (the target reads them all in one forward)."""
 
 
 def scalar(x: object, name: str) -> float:
@@ -128,3 +145,40 @@ def gamma_setting(x: object, name: str = "gamma", *, lo: int = 0, auto: bool = F
         valid = f"a whole number >= {lo} or 'auto'" if auto else f"a whole number >= {lo}"
         raise ValueError(f"{name} must be {valid} ({lo}..{MAX_GAMMA}), got {x!r}")
     return integer(x, name, lo=lo, hi=MAX_GAMMA)
+
+
+def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool = False):
+    """A draft tree's shape: drafts per node at each depth, a tuple of whole numbers 1..MAX_TREE_WIDTH
+    (at most MAX_TREE_NODES nodes in all), an int k (k at every depth), "auto" when `auto`, or None (a chain).
+
+    The one place a tree shape is read; `text=True` also reads "3,2,1" as a command line gives it.
+
+    >>> tree_setting((3, 2, 1)), tree_setting(2), tree_setting("3,2,1", text=True), tree_setting(None)
+    ((3, 2, 1), 2, (3, 2, 1), None)
+    >>> tree_setting((3, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: tree[1] must be an integer >= 1, got 0
+    """
+    if x is None:
+        return None
+    if isinstance(x, str):
+        if auto and x.strip().lower() == AUTO:
+            return AUTO
+        parts = x.replace(" ", "").split(",") if text else None
+        if not parts or not all(p.isdigit() and p.isascii() for p in parts):
+            valid = "drafts per depth such as (3, 2, 1)" + (" or 'auto'" if auto else "")
+            raise ValueError(f"{name} must be {valid}, got {x!r}")
+        x = tuple(int(p) for p in parts)
+    if isinstance(x, (tuple, list)):
+        if not 1 <= len(x) <= MAX_GAMMA:
+            raise ValueError(f"{name} must have 1..{MAX_GAMMA} depths, got {len(x)}")
+        widths = tuple(integer(w, f"{name}[{i}]", lo=1, hi=MAX_TREE_WIDTH) for i, w in enumerate(x))
+        nodes, level = 0, 1
+        for w in widths:
+            level *= w
+            nodes += level
+            if nodes > MAX_TREE_NODES:
+                raise ValueError(f"{name} {widths} has more than {MAX_TREE_NODES} nodes: the target reads them at once")
+        return widths
+    return integer(x, name, lo=1, hi=MAX_TREE_WIDTH)

@@ -86,6 +86,8 @@ def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
       q = 0) and `specviz.tree.draft_tree` (one draw against it).
     - `specviz.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
       `specviz.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
+    - `specviz.lm.tree_verify.verify_tree_torch` (`u q < R`, R = p for a node's first child; rejects
+      where q = 0).
     - `specviz.widgets.live.closeup.token_closeup`: the "kept with probability" shown in its explanation
       (1 where q = 0).
     - `specviz.verifiers.correct_verifier`: `u < min(1, p/q)` on the drafts.

@@ -268,6 +268,25 @@ def test_torch_verify_chain():
         assert_frequencies(hits, np.full(V, reps), a, "torch_sampling.verify_chain_torch")
 
 
+@pytest.mark.slow
+def test_torch_verify_tree_first_child():
+    """verify_tree_torch: a node's first child x (tested against R = p) kept with frequency a(x); never where q = 0."""
+    torch = pytest.importorskip("torch")
+    from specviz.lm.tree_verify import verify_tree_torch
+
+    reps = 600
+    for i, (p, q) in enumerate(PAIRS[:2]):
+        P = torch.tensor(np.stack([p, p]))  # row 0: the root; row 1: the child (a leaf: its row is not read)
+        Q = torch.tensor(np.stack([q, np.zeros(V)]))
+        hits = np.zeros(V)
+        gen = torch.Generator().manual_seed(100 + i)
+        for x in range(V):
+            for _ in range(reps):
+                hits[x] += int(verify_tree_torch(P, Q, torch.tensor([x]), [-1], gen).fates[0]) == 1
+        a = np.where(q > 0, acceptance_prob(p, q), 0.0)  # its choice at q = 0: reject
+        assert_frequencies(hits, np.full(V, reps), a, "lm.tree_verify.verify_tree_torch")
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_torch_spec_sample(dtype):
     """spec_sample_torch (rows normalised by their own sums): a given draft x is kept with frequency a(x)."""

@@ -25,6 +25,8 @@ MODULES = [
     "specviz.palette",
     "specviz.lm",
     "specviz.lm.engine",
+    "specviz.lm.tree_attention",
+    "specviz.lm.tree_verify",
     "specviz.lm.logits",
     "specviz.lm.inputs",
     "specviz.lm.readout",

@@ -6,6 +6,8 @@ A `Session` is one model reading one growing token sequence with a cache:
     s.next_logits                        # (V,) logits for the token after everything read
     rows = s.feed([t1, t2, t3])          # (3, V): logits after t1, after t2, after t3
     s.truncate(len(prompt_ids) + 1)      # roll the cache back: keep prompt + t1 only
+    s.feed_tree([5, 6, 7], [-1, -1, 0])  # draft-tree nodes: two children of the last token, one grandchild
+    s.keep_path([0, 2])                  # commit the path 5, 7; drop the other node (tree_attention.py)
 
 >>> lm = NGramModel.random(vocab_size=4, order=2, seed=0)
 >>> s = lm.session([1])
@@ -24,10 +26,11 @@ import torch
 
 from ..checks import integer, real
 from ..sampling import make_rng
+from .tree_attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 
 
-class Session:
-    """One model reading one sequence (base class: subclasses implement _forward and _crop)."""
+class Session(TreeSession):
+    """One model reading one sequence (base class: subclasses implement _forward and _crop; draft trees: TreeSession)."""
 
     def __init__(self, model, prompt_ids):
         self.model = model
@@ -65,6 +68,8 @@ class Session:
 
     def feed(self, ids) -> torch.Tensor:
         """Read `ids` (a list of ints or a 1-D integer tensor); return (len(ids), V) logits, row i after ids[i]."""
+        if self.tree_parents:
+            raise ValueError("feed while draft-tree nodes are in the cache: call keep_path first")
         if isinstance(ids, torch.Tensor):
             if ids.ndim != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
                 raise TypeError(
@@ -108,6 +113,8 @@ class Session:
         `next_logits` are the logits after token length-1, which the caller usually has
         (the rows returned by `feed`); without them the last kept token is re-read.
         """
+        if self.tree_parents:  # draft-tree nodes go first
+            self.keep_path(())
         if not 0 < length <= self.length:
             raise ValueError(f"cannot truncate a session of {self.length} tokens to {length}")
         drop = self.length - length
@@ -156,8 +163,17 @@ class _NGramSession(Session):
         rows = [self.model.logits_for(hist[: start + i + 1]) for i in range(len(ids))]
         return torch.stack(rows)
 
+    def _forward_tree(self, ids, parents):
+        paths = tree_paths((*self._tree_ids, ids), parents, len(ids))
+        return torch.stack([self.model.logits_for(self.tokens + path) for path in paths])
+
+    def _keep_path(self, path):
+        """The history is the cache: the kept ids are recorded, nothing else moves."""
+
     def truncate(self, length, next_logits=None):
         # an n-gram "cache" is just the history: rollback is exact and free
+        if self.tree_parents:
+            self.keep_path(())
         if not 0 < length <= self.length:
             raise ValueError(f"cannot truncate a session of {self.length} tokens to {length}")
         del self.tokens[length:]
@@ -313,6 +329,12 @@ class _HFSession(Session):
 
     def _crop(self, n_drop):
         self.cache.crop(-n_drop)
+
+    def _forward_tree(self, ids, parents):
+        return forward_tree(self.model, self.cache, self.length, ids, parents)
+
+    def _keep_path(self, path):
+        keep_cache_path(self.cache, self.length, path, len(self.tree_parents))
 
 
 class HFModel(LanguageModel):

@@ -169,6 +169,12 @@ class StaticSession(Session):
         """Roll back: O(1), only the write position moves back (the base class's truncate calls this)."""
         self.model.rewind(self.cache, n_drop)
 
+    def _forward_tree(self, ids, parents):
+        raise ValueError(
+            f"{self.model.name}: a static KV cache cannot read a draft tree; tree verification needs HFModel's "
+            "dynamic cache"
+        )
+
 
 class StaticHFModel(LanguageModel):
     """A Hugging Face causal LM behind the session interface, on a preallocated StaticCache (optionally compiled).
