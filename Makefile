@@ -49,7 +49,12 @@ FLOOR_STAMP   := $(FLOOR_DIR)/.specviz-installed
 # nothing of transformers, and the engine meets real models at the floor in the files below)
 FLOOR_TESTS   := tests/test_lm_compat.py tests/test_lm_loading.py tests/test_lm_bundled.py \
                  tests/test_lm_prompt_lookup.py::test_greedy_speculative_equals_autoregressive_on_the_bundled_target \
-                 tests/test_lm_smollm2.py tests/test_lm_static_cache.py tests/test_lm_device_map.py
+                 tests/test_lm_smollm2.py tests/test_lm_static_cache.py tests/test_lm_device_map.py \
+                 tests/test_lm_tree_sessions.py \
+                 tests/test_lm_tree_engine.py::test_greedy_tree_equals_transformers_generate \
+                 tests/test_lm_tree_engine.py::test_planted_mask_and_position_bugs_break_greedy_equality \
+                 tests/test_lm_tree_engine.py::test_greedy_tree_on_the_bundled_pair_equals_transformers_generate \
+                 tests/test_lm_tree_engine.py::test_greedy_tree_on_smollm2_equals_transformers_generate
 
 # Python caches compiled modules (.pyc) under .venv and this tree: with PYTHONDONTWRITEBYTECODE set (as on
 # some machines) every process of a test run (each notebook kernel, each Voila kernel, each CLI run, each

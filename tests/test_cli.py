@@ -383,6 +383,63 @@ def test_run_defaults_to_auto_gamma_and_says_why_it_ended(capsys):
 
 
 @pytest.mark.slow
+def test_run_tree_json_reports_the_shape_and_per_depth_figures(capsys):
+    """`--tree 3,2,1`: γ is the tree's depth, the JSON has the shape, acceptance per depth, nodes and tokens per call."""
+    from specviz.cli import main
+
+    argv = ["run", "--tree", "3,2,1", "--max-new-tokens", "12", "--device", "cpu", "--json", "--temperature"]
+    assert main([*argv, "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tree"] == out["tree_widths"] == [3, 2, 1] and out["gamma"] == 3  # the depth, not 'auto'
+    assert len(out["per_position_acceptance"]) == 3 and max(out["gamma_per_step"]) == 3
+    assert out["mean_acceptance_length"] == pytest.approx(1 + sum(out["per_position_acceptance"]), abs=1e-12)
+    assert 1 < out["nodes_per_step"] <= 3 + 6 + 6  # the tree's nodes (fewer on a last step of capped depth)
+    assert out["tokens_per_call"] == pytest.approx(len(out["ids"]) / out["verify_steps"])
+    assert main([*argv, "0"]) == 0  # a greedy tree: the target's argmax chain, as plain decoding gives
+    out = json.loads(capsys.readouterr().out)
+    assert out["greedy_equal"] is True and out["tree_widths"] == [3, 2, 1]
+
+
+def test_run_tree_text_report_and_depth_defaults(capsys):
+    from specviz.cli import main
+    from specviz.cli.command import build_parser
+    from specviz.cli.run import settings_from_args
+
+    def settings(*argv):
+        return settings_from_args(build_parser().parse_args(["run", *argv]))
+
+    assert (settings().tree, settings().gamma) == (None, "auto")
+    assert (settings("--tree", "2").tree, settings("--tree", "2").gamma) == (2, 4)  # k at every depth, 4 depths
+    assert settings("--tree", "3,2", "--gamma", "auto").gamma == "auto"  # --gamma still chooses (capped at 2)
+    assert settings("--tree", "3,2", "--gamma", "1").gamma == 1
+    assert main(["run", "--tree", "2", "--gamma", "2", "--max-new-tokens", "6", "--device", "cpu"]) == 0
+    text = capsys.readouterr().out
+    for label in ("tree 2,", "per depth", "draft tree      2,2", "nodes verified", "tokens per target call"):
+        assert label in text, label
+
+
+@pytest.mark.parametrize("value", ["3,0", "x", "17", "auto", "", "16,16"])
+def test_run_bad_tree_is_one_line_exit_2(capsys, value):
+    from specviz.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--max-new-tokens", "4", "--tree", value])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1, err
+    assert err[0].startswith("specviz run: error: argument --tree: tree")
+    assert ("not built yet" in err[0]) == (value == "auto")
+
+
+def test_run_tree_with_prompt_lookup_is_one_line(capsys):
+    from specviz.cli import main
+
+    argv = ["run", "--draft", "prompt-lookup", "--tree", "2", "--max-new-tokens", "4", "--device", "cpu"]
+    rc = main([*argv, "--prompt", "abcabcabc"])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if "Loading weights" not in line]
+    assert rc == 2 and len(err) == 1 and err[0].startswith("specviz run: error:") and "tree" in err[0], err
+
+
+@pytest.mark.slow
 def test_an_installed_wheel_ships_the_notebooks(tmp_path):
     """Built as a wheel and installed elsewhere, specviz finds its own notebooks and copies them out."""
     import subprocess

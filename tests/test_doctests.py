@@ -27,6 +27,7 @@ MODULES = [
     "specviz.lm.engine",
     "specviz.lm.tree_attention",
     "specviz.lm.tree_verify",
+    "specviz.lm.tree_step",
     "specviz.lm.logits",
     "specviz.lm.inputs",
     "specviz.lm.readout",

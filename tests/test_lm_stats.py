@@ -117,3 +117,95 @@ def test_a_run_that_never_drafted_predicts_nothing_instead_of_raising():
     assert fmt_number(st.predicted_speedup(0.01), ".2f", "×") == "—"
     drafted = spec_stats(speculative_generate(pair, [0], 20, 2, seed=0))
     assert np.isfinite(drafted.predicted_speedup(0.01)) and np.isfinite(drafted.bound(0.1))
+
+
+# ------------------------------------------------------------------------------ draft trees
+
+
+def tree_step(index, widths, accepted, token=9):
+    """A hand-made tree step: every node of `widths` drafted, the first child accepted `accepted` times."""
+    from specviz.lm.results import StepRecord, TreeStep
+
+    parents, level = [], [-1]
+    for w in widths:  # parents before children, level by level
+        first = len(parents)
+        parents += [p for p in level for _ in range(w)]
+        level = list(range(first, len(parents)))
+    path, node = [], -1
+    for _ in range(accepted):  # the accepted path: the first child at each depth
+        node = parents.index(node)
+        path.append(node)
+    depth, tokens = len(widths), list(range(len(parents)))
+    stopped_at = [i for i, p in enumerate(parents) if p == node] if accepted < depth else []  # all rejected
+    fates = [1 if i in path else 0 if i in stopped_at else -1 for i in range(len(parents))]
+    n_verified = min(accepted + 1, depth)  # the path, then the first child tested at the stop
+    drafted = [tokens[i] for i in path + stopped_at[:1]]
+    tree = TreeStep(widths, tokens, parents, fates, path, [0.5] * len(parents), [0.5] * len(parents))
+    kind = "bonus" if accepted == depth else "resampled"
+    half = [0.5] * n_verified
+    return StepRecord(index, 0, drafted, half, half, accepted, token, kind, half, [], [], 0.01, 0.02, tree=tree)
+
+
+def plain_step(index, token=9):
+    from specviz.lm.results import StepRecord
+
+    return StepRecord(index, 0, [], [], [], 0, token, "target", [], [], [], 0.0, 0.02)
+
+
+def run_of(steps):
+    from specviz.lm.results import GenerationResult
+
+    return GenerationResult([0], [t for s in steps for t in s.emitted], steps=steps, seconds=1.0, gamma=3)
+
+
+def test_tree_steps_count_along_the_accepted_path_and_the_identity_holds():
+    shapes_and_paths = [((3, 2, 1), 0), ((3, 2, 1), 1), ((3, 2, 1), 3), ((3, 2, 1), 2), ((3, 2), 2), ((3,), 1)]
+    steps = [tree_step(i, w, k) for i, (w, k) in enumerate(shapes_and_paths)] + [plain_step(6)]
+    assert [s.gamma for s in steps] == [3, 3, 3, 3, 2, 1, 0] and [len(s.tree.tokens) for s in steps[:3]] == [15] * 3
+    st = spec_stats(run_of(steps))
+    drafts, acc, reached = hand_counts(steps, 3)
+    assert st.drafts == len(drafts) == 6 and st.gamma == 3
+    np.testing.assert_allclose(st.per_position, np.array(acc) / 6)  # depth i: paths longer than i / drafts
+    np.testing.assert_allclose(st.per_position, [5 / 6, 3 / 6, 1 / 6])
+    assert st.mean_acceptance_length == pytest.approx(1 + 9 / 6) == pytest.approx(1 + st.per_position.sum())
+    np.testing.assert_allclose(st.per_position_conditional, np.array(acc) / np.array(reached))
+    assert st.nodes_per_step == pytest.approx((15 * 4 + 9 + 3) / 6)  # N of each drafting tree; plain steps out
+    assert st.generated == 9 + 7 and st.tokens_per_call == st.tokens_per_step == pytest.approx(16 / 7)
+    assert st.tree == (3, 2, 1)  # the deepest shape, the others its prefixes (γ capped the depth)
+    d = st.to_dict()
+    assert d["tree_widths"] == [3, 2, 1] and d["nodes_per_step"] == pytest.approx(st.nodes_per_step)
+    assert d["tokens_per_call"] == pytest.approx(16 / 7)
+    assert d["mean_acceptance_length"] == pytest.approx(1 + sum(d["per_position_acceptance"]), abs=1e-12)
+    assert "draft tree" in st._repr_html_() and "(per depth)" in st._repr_html_()
+
+
+def test_counting_a_tree_by_nodes_would_break_the_identity():
+    """The self-check: per-depth acceptance over the nodes tested at a depth (not over drafts) breaks it."""
+    steps = [tree_step(i, (3, 2, 1), k) for i, k in enumerate([0, 1, 3, 3])]
+    st = spec_stats(run_of(steps))
+    tested = [sum(f >= 0 and d == i for s in steps for f, d in zip(s.tree.fates, depths(s.tree))) for i in range(3)]
+    assert tested == [6, 4, 2]  # a stop tests (and rejects) every child there; along the path, the first child
+    by_node = [sum(s.accepted > i for s in steps) / n for i, n in enumerate(tested)]
+    assert st.mean_acceptance_length == pytest.approx(1 + st.per_position.sum())
+    assert abs(1 + sum(by_node) - st.mean_acceptance_length) > 1e-3
+
+
+def depths(tree):
+    """Each node's depth, from its parents."""
+    out = []
+    for p in tree.parents:
+        out.append(0 if p < 0 else out[p] + 1)
+    return out
+
+
+def test_tree_shape_and_nodes_of_chains_and_mixed_shapes():
+    mixed = spec_stats(run_of([tree_step(0, (2, 2), 1), tree_step(1, (3, 2, 1), 1)]))
+    assert mixed.tree is None and mixed.nodes_per_step == pytest.approx((6 + 15) / 2)
+    pair = Pair(NGramModel(np.array(sv.TUTORIAL_P)), NGramModel(np.array(sv.TUTORIAL_Q)))
+    chain = spec_stats(speculative_generate(pair, [0], 30, 3, seed=0))
+    assert chain.tree is None and chain.to_dict()["tree_widths"] is None
+    drafting = [s.gamma for s in speculative_generate(pair, [0], 30, 3, seed=0).steps if s.gamma]
+    assert chain.nodes_per_step == pytest.approx(np.mean(drafting))  # a chain's nodes are its γ
+    plain = spec_stats(run_of([plain_step(0), plain_step(1)]))
+    assert np.isnan(plain.nodes_per_step) and plain.tree is None and plain.to_dict()["nodes_per_step"] is None
+    assert plain.tokens_per_call == 1.0

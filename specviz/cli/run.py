@@ -4,9 +4,13 @@ The arguments become one `specviz.lm.settings.GenerationSettings` (checked once,
 its field); `specviz.lm.run.compare` runs both decoders and `format_report` prints them (or
 ``--json`` one object). Bad input exits 2 with one line, a run that fails (NaN logits) exits 1.
 
->>> settings_from_args(argparse.Namespace(max_new_tokens=8, gamma="auto", temperature=0.0, top_k=None,
-...     top_p=None, seed=0, ignore_eos=True, no_chat=False)).stop_at_eos
-False
+>>> args = argparse.Namespace(max_new_tokens=8, gamma=None, tree=None, temperature=0.0, top_k=None,
+...     top_p=None, seed=0, ignore_eos=True, no_chat=False)
+>>> settings_from_args(args).stop_at_eos, settings_from_args(args).gamma
+(False, 'auto')
+>>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": tree_argument("3,2,1")}))
+>>> s.tree, s.gamma
+((3, 2, 1), 3)
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..checks import gamma_setting
+from ..checks import AUTO, gamma_setting, tree_setting
 from .common import EXIT_USAGE, missing_extra, positive_int, whole_number
+
+DEFAULT_TREE_DEPTH = 4
+"""The depth of `--tree k` without --gamma (the library's default γ)."""
 
 
 def gamma_argument(text: str) -> int | str:
@@ -25,6 +32,25 @@ def gamma_argument(text: str) -> int | str:
     except (TypeError, ValueError) as e:
         hint = "" if "auto" in str(e) else " (give a whole number >= 0 or 'auto')"
         raise argparse.ArgumentTypeError(f"{e}{hint}") from None
+
+
+def tree_argument(text: str) -> tuple | int:
+    """`--tree`: drafts per node at each depth ("3,2,1"), or one number k (k at every depth), read by
+    `specviz.checks.tree_setting`, the one reader of a tree shape ('auto' is not built yet)."""
+    try:
+        widths = tree_setting(text, auto=False, text=True)
+        return tree_setting(widths[0]) if len(widths) == 1 and "," not in text else widths
+    except (TypeError, ValueError) as e:
+        hint = " (tree='auto' is not built yet)" if reads_as_auto(text) else ""
+        raise argparse.ArgumentTypeError(f"{e}{hint}") from None
+
+
+def reads_as_auto(text: str) -> bool:
+    """True when the one tree reader reads `text` as 'auto'."""
+    try:
+        return tree_setting(text, text=True) == AUTO
+    except (TypeError, ValueError):
+        return False
 
 
 def add_parser(sub) -> None:
@@ -44,9 +70,17 @@ def add_parser(sub) -> None:
     run.add_argument(
         "--gamma",
         type=gamma_argument,
-        default="auto",
+        default=None,
         help="draft tokens per verify step: a whole number >= 0, or 'auto' (each step chooses from the measured "
-        "costs and acceptance; default %(default)s)",
+        "costs and acceptance; the default, without --tree). With --tree it caps the tree's depth",
+    )
+    run.add_argument(
+        "--tree",
+        type=tree_argument,
+        default=None,
+        help="draft a tree, verified in one target call: drafts per node at each depth (3,2,1), or one number k "
+        f"(k at every depth). Without --gamma the depth is the tree's (k: {DEFAULT_TREE_DEPTH} depths), not "
+        "'auto', so the shape is the one asked for. Needs a model draft (default off: a chain)",
     )
     run.add_argument(
         "--ignore-eos",
@@ -89,15 +123,19 @@ def settings_from_args(args: argparse.Namespace):
     """The run's `GenerationSettings` from `specviz run`'s arguments (ValueError naming a bad one)."""
     from ..lm.settings import GenerationSettings  # torch-free
 
+    gamma = args.gamma
+    if gamma is None:  # 'auto' for a chain; a tree's own depth, so that its shape is the one asked for
+        gamma = AUTO if args.tree is None else len(args.tree) if isinstance(args.tree, tuple) else DEFAULT_TREE_DEPTH
     return GenerationSettings(
         max_new_tokens=args.max_new_tokens,
-        gamma=args.gamma,
+        gamma=gamma,
         temperature=args.temperature,
         top_k=args.top_k,
         top_p=args.top_p,
         seed=args.seed,
         stop_at_eos=not args.ignore_eos,
         chat=False if args.no_chat else "auto",
+        tree=args.tree,
     )
 
 

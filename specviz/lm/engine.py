@@ -21,7 +21,8 @@ on it, and no per-token Python runs while drafting.
 A run's settings are one `GenerationSettings` (as keywords or `settings=`). γ is a whole number,
 "auto" (`specviz.lm.adaptive.AutoGamma` chooses each step's, 0 included, from what the run
 measured) or any `GammaChooser`; why a chosen γ keeps the output exact is proved in
-`specviz.lm.adaptive`. A step with γ = 0 is a plain target step (fate "target").
+`specviz.lm.adaptive`. A step with γ = 0 is a plain target step (fate "target"). With `tree=` a step of
+depth γ > 0 verifies a draft tree in one target forward (`specviz.lm.tree_step`).
 
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.pair import Pair
@@ -61,6 +62,7 @@ from .logits import (
 from .readout import StepClock, read_once, step_record
 from .results import GenerationResult, StepRecord
 from .settings import GenerationSettings, keyword_settings, settings_or
+from .tree_step import LOOKUP_TREE_ERROR, TreeSteps, tree_widths
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -75,10 +77,10 @@ __all__ = ["TOP_N", "SpeculativeEngine", "autoregressive_generate", "speculative
 TOP_N = 8  # tokens of p and q kept per emitted position, for the live view
 
 
-class SpeculativeEngine:
+class SpeculativeEngine(TreeSteps):
     """The γ-step loop, written once against the Session interface.
 
-    The hooks (`residual`, `bonus_dist`, `rollback`, `target_row`) are the places where
+    The hooks (`residual`, `bonus_dist`, `rollback`, `target_row`; `keep` for trees) are the places where
     known bugs live; tests subclass the engine to plant them and check they are caught.
     They receive torch tensors on the target's device.
     """
@@ -139,6 +141,8 @@ class SpeculativeEngine:
             T = pair.target.session(ids)
             D = pair.draft.session(ids)
             lookup = hasattr(D, "propose_run")  # a deterministic draft: one lookup proposes the whole run
+            if lookup and settings.tree is not None:
+                raise ValueError(LOOKUP_TREE_ERROR)
             cpu = _device(pair.target).type == "cpu"  # a GPU step times its phases with CUDA events (`StepClock`)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
@@ -160,7 +164,10 @@ class SpeculativeEngine:
                 if run is not None:
                     run = run[:g]
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
-                if g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
+                if settings.tree is not None and g:  # a draft tree of depth g (at most the tree's)
+                    widths = tree_widths(settings.tree, int(g))
+                    rec = self._tree_step(T, D, seq, s, widths, gen_t, gen_d, len(result.steps), len(result.new_ids))
+                elif g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
                     rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)
                 else:
                     rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
@@ -367,6 +374,7 @@ def speculative_generate(
     stop_at_eos: bool = False,
     chat: str | bool = "auto",
     *,
+    tree: tuple | int | None = None,
     settings: GenerationSettings | None = None,
 ) -> GenerationResult:
     """Generate with speculative decoding; the output is distributed exactly as the target's.
@@ -382,6 +390,7 @@ def speculative_generate(
     one and `chat` is "auto" or True) or a list of token ids. `on_step(record)` is called after
     each verify step (return False to stop). `threads` sets torch's CPU threads for the call
     (1 is fastest for batch-1 decoding). `seed`: int, numpy/torch Generator or None.
+    `tree=(3, 2, 1)` drafts a tree (3 per node at depth 1, ...; an int k: k at every depth), γ its depth.
     `settings=GenerationSettings(...)` gives all the settings at once, instead of the keywords.
     """
     settings = settings_or(
@@ -396,6 +405,7 @@ def speculative_generate(
         threads=threads,
         stop_at_eos=stop_at_eos,
         chat=chat,
+        tree=tree,
     )
     return SpeculativeEngine().generate(pair, prompt, settings, on_step=on_step)
 

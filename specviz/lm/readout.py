@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from .results import StepRecord
+from .results import StepRecord, TreeStep
 
 __all__ = ["StepClock", "read_once", "step_record"]
 
@@ -70,7 +70,9 @@ def read_once(**named: torch.Tensor) -> SimpleNamespace:
     return SimpleNamespace(**out)
 
 
-def step_record(h: SimpleNamespace, k: int, token: int, index: int, start: int, clock) -> StepRecord:
+def step_record(
+    h: SimpleNamespace, k: int, token: int, index: int, start: int, clock, tree: TreeStep | None = None
+) -> StepRecord:
     """The step's record from its host read `h`: `k` drafts kept, then `token` (< 0: none).
 
     `h` holds the γ drafts (`drafted`), p and q of each (`p_x`, `q_x`) and Σ min(p, q) at each
@@ -103,6 +105,7 @@ def step_record(h: SimpleNamespace, k: int, token: int, index: int, start: int, 
         top_q=top_q,
         draft_s=draft_s,
         verify_s=verify_s,
+        tree=tree,
     )
 
 

@@ -6,6 +6,15 @@
 GenerationResult(2 new tokens, γ=1, 1 verify steps, 4.0 tokens/s, text='')
 >>> r.fates(), r.to_dict()["fates"]
 (['accepted', 'bonus'], ['accepted', 'bonus'])
+
+A tree step also keeps its tree: node i holds `tokens[i]` under `parents[i]` (-1: the root), and
+its fate is 1 (accepted), 0 (rejected) or -1 (never tested).
+
+>>> t = TreeStep(widths=(2,), tokens=[7, 4], parents=[-1, -1], fates=[0, 1], path=[1], p_x=[0.1, 0.5],
+...              q_x=[0.5, 0.5])
+>>> s = StepRecord(0, 0, [4], [0.5], [0.5], 1, 8, "bonus", [0.6], [], [], 0.0, 0.0, tree=t)
+>>> s.gamma, s.emitted, s.to_dict()["tree"]["path"]
+(1, [4, 8], [1])
 """
 
 from __future__ import annotations
@@ -18,8 +27,39 @@ from .fates import fates_html
 
 
 @dataclass
+class TreeStep:
+    """The draft tree of one verify step: its nodes (parents before children), their fates, the accepted path."""
+
+    widths: tuple  # drafts per node at each depth: the tree's shape (its depth is len(widths))
+    tokens: list  # (N,) each node's drafted token
+    parents: list  # (N,) each node's parent node, -1 for the root (the last token before the step)
+    fates: list  # (N,) 1 accepted, 0 rejected, -1 never tested
+    path: list  # the accepted nodes from the root down (len = the step's accepted drafts)
+    p_x: list  # (N,) p of each node's token after its parent
+    q_x: list  # (N,) q of each node's token after its parent (the law it was drawn from)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready fields (lists)."""
+        return {
+            "widths": list(self.widths),
+            "tokens": list(self.tokens),
+            "parents": list(self.parents),
+            "fates": list(self.fates),
+            "path": list(self.path),
+            "p_x": list(self.p_x),
+            "q_x": list(self.q_x),
+        }
+
+
+@dataclass
 class StepRecord:
-    """What happened in one verify step."""
+    """What happened in one verify step.
+
+    A tree step (`tree` set) records the positions it verified along the accepted path: `drafted`
+    holds the path's tokens, then the first child tested where the walk stopped (when that node has
+    children), with their p, q and Σ min(p, q); its γ is the tree's depth, so per-position counts are
+    positions along the accepted path, as vLLM counts them.
+    """
 
     index: int  # verify step number, from 0
     start: int  # number of tokens generated before this step
@@ -35,10 +75,12 @@ class StepRecord:
     top_q: list  # per emitted position: [(id, q)] top tokens of q ([] for the bonus position)
     draft_s: float  # seconds spent drafting
     verify_s: float  # seconds in the target's verify forward and the accept/reject logic
+    tree: TreeStep | None = None  # the draft tree, for a tree step
 
     @property
     def gamma(self) -> int:
-        return len(self.drafted)
+        """Drafts verified in a row: γ of a chain step, the depth of a tree step."""
+        return len(self.drafted) if self.tree is None else len(self.tree.widths)
 
     @property
     def emitted(self) -> list:
@@ -50,7 +92,7 @@ class StepRecord:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready fields of this step."""
-        return {
+        out = {
             "index": self.index,
             "start": self.start,
             "drafted": list(self.drafted),
@@ -63,6 +105,9 @@ class StepRecord:
             "draft_s": self.draft_s,
             "verify_s": self.verify_s,
         }
+        if self.tree is not None:
+            out["tree"] = self.tree.to_dict()
+        return out
 
 
 @dataclass(repr=False)

@@ -36,6 +36,7 @@ def compare(
     chat: str | bool = "auto",
     warmup_tokens: int = 8,
     ignore_eos: bool = False,
+    tree: tuple | int | None = None,
     *,
     settings: GenerationSettings | None = None,
 ) -> dict:
@@ -54,6 +55,12 @@ def compare(
     counts its own tokens. `gamma` is a whole number or "auto" (`gamma_per_step` lists what
     each verify step drafted). `settings=GenerationSettings(...)` gives the settings at once
     instead of the keywords (its `stop_at_eos` then says where both decoders stop).
+
+    `tree` (drafts per node at each depth, or k at every depth; γ caps the depth) drafts a tree
+    that the target verifies in one call: `tree` is the setting, `tree_widths` the shape the
+    drafting steps used (the deepest, when each was a prefix of it), `per_position_acceptance`
+    is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
+    per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats`).
     """
     from ..checks import integer
     from .engine import autoregressive_generate, speculative_generate
@@ -61,7 +68,7 @@ def compare(
 
     check_pair(pair)
     keywords = dict(max_new_tokens=max_new_tokens, gamma=gamma, temperature=temperature, top_k=top_k, top_p=top_p)
-    keywords.update(seed=seed, threads=threads, chat=chat)
+    keywords.update(seed=seed, threads=threads, chat=chat, tree=tree)
     if settings is None:  # the keyword form: both decoders stop at the end of the turn unless ignore_eos
         settings = GenerationSettings(**keywords, stop_at_eos=not ignore_eos)
     else:
@@ -81,6 +88,7 @@ def compare(
         "device": str(getattr(pair, "device", "cpu")),
         "prompt_ids": list(spec.prompt_ids),
         "gamma": spec.gamma,
+        "tree": list(settings.tree) if isinstance(settings.tree, tuple) else settings.tree,
         "ignore_eos": not settings.stop_at_eos,
         "finish_reason": spec.finish_reason,
         "ar_finish_reason": ar.finish_reason,
@@ -111,6 +119,9 @@ def compare(
                 "accepted_tokens",
                 "num_drafts",
                 "tokens_per_step",
+                "tokens_per_call",
+                "nodes_per_step",
+                "tree_widths",
                 "gamma_per_step",
             )
         }
@@ -127,8 +138,10 @@ def format_report(out: dict) -> str:
         return "—" if v is None else format(v, spec)
 
     per_pos = ", ".join(f(v, ".2f") for v in out["per_position_acceptance"])
+    tree = out.get("tree")
+    shape = "" if tree is None else f", tree {tree if isinstance(tree, int) else ','.join(map(str, tree))}"
     lines = [
-        f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}, "
+        f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}{shape}, "
         f"temperature {out['temperature']}",
         f"finished: {out['finish_reason']} ({len(out['ids'])} tokens; plain decoding: {out['ar_finish_reason']}, "
         f"{len(out['ar_ids'])} tokens)",
@@ -141,9 +154,17 @@ def format_report(out: dict) -> str:
         f"acceptance rate {f(out['acceptance_rate'])} (accepted / drafted tokens)",
         f"mean acceptance length {f(out['mean_acceptance_length'], '.2f')} = 1 + accepted / drafts "
         f"({out['num_drafts']} drafts in {out['verify_steps']} verify steps)",
-        f"per-position acceptance [{per_pos}]",
+        f"per-position acceptance [{per_pos}]" + ("" if tree is None else " (per depth, along the accepted path)"),
         f"alpha           {f(out['alpha'])} (mean sum_x min(p, q) over verified positions)",
     ]
+    if tree is not None:
+        widths = out.get("tree_widths")
+        used = ",".join(map(str, widths or ())) or ("no step drafted" if out["nodes_per_step"] is None else "varied")
+        lines += [
+            f"draft tree      {used} (drafts per node at each depth; γ caps the depth)",
+            f"nodes verified  {f(out['nodes_per_step'], '.1f')} per drafting step, in one target call",
+            f"tokens per target call {f(out['tokens_per_call'], '.2f')} (generated / verify steps)",
+        ]
     gs = out.get("gamma_per_step") or []
     if gs and len(set(gs)) > 1:
         lines.append(f"γ per step      mean {sum(gs) / len(gs):.2f}, from {min(gs)} to {max(gs)}")

@@ -2,13 +2,16 @@
 and notebooks to the engine.
 
 It holds what a run is asked to do (how many tokens, γ, the sampling, the seed, threads, where to
-stop); the models, the prompt and the step callback are the call's own arguments. Every field is
-checked when the object is built, with the field named in the error, so a bad value never reaches
-the engine. γ is read by `specviz.checks.gamma_setting`, the one γ parser.
+stop, a draft tree's shape); the models, the prompt and the step callback are the call's own arguments.
+Every field is checked when the object is built, with the field named in the error, so a bad value never
+reaches the engine. γ is read by `specviz.checks.gamma_setting`, the one γ parser, and a tree's shape
+by `specviz.checks.tree_setting`.
 
 >>> s = GenerationSettings(max_new_tokens=20, gamma="Auto", temperature=0.7)
 >>> s.gamma, s.sampling.temperature, s.replace(gamma=3).gamma
 ('auto', 0.7, 3)
+>>> s.replace(tree=[3, 2]).tree, s.replace(tree=2).tree
+((3, 2), 2)
 >>> GenerationSettings(top_p=1.5)
 Traceback (most recent call last):
 ...
@@ -23,7 +26,7 @@ import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..checks import flag, gamma_setting, integer
+from ..checks import AUTO, flag, gamma_setting, integer, tree_setting
 from ..standardize import Sampling
 from .gamma_chooser import GammaChooser
 
@@ -73,6 +76,9 @@ class GenerationSettings:
     threads: int | None = 1  # torch's CPU threads for the call (None: leave torch's setting)
     stop_at_eos: bool = False  # end the run at the tokenizer's or generation config's end ids
     chat: str | bool = "auto"  # a text prompt through the chat template: "auto", True or False
+    # a draft tree: drafts per node at each depth (3, 2, 1), k at every depth (an int), or None (a chain);
+    # γ caps the depth: each step's depth is the chooser's γ, at most len(tree)
+    tree: tuple | int | None = None
 
     def __post_init__(self):
         def put(name, value):
@@ -95,6 +101,9 @@ class GenerationSettings:
         put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
         if self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
             raise ValueError(f"chat must be 'auto', True or False, got {self.chat!r}")
+        put("tree", tree_setting(self.tree))
+        if self.tree == AUTO:
+            raise ValueError("tree='auto' is not built yet: give drafts per depth such as (3, 2, 1), or an int k")
 
     @property
     def sampling(self) -> Sampling:

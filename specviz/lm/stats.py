@@ -7,12 +7,23 @@
   mean acceptance length = 1 + Σ_i per-position[i] holds exactly, whatever γ each step used;
   conditional (sglang): accepted at position i / steps that verified position i (drafted at
   least i + 1 tokens and accepted the first i)
-- tokens per step = generated tokens / all verify steps (a γ = 0 step emits one plain token)
+- tokens per step = generated tokens / all verify steps (a γ = 0 step emits one plain token);
+  `tokens_per_call` is the same figure read as tokens per target call (each verify step is one
+  target verification; vLLM's docs have no name for it: their mean acceptance length counts
+  drafting steps only)
+- nodes per step = drafted nodes per drafting step: a tree's N nodes, a chain's γ
 
 Variable γ (gamma="auto", prompt lookup proposing fewer, a shorter last step) is counted as
 vLLM counts it: a step that drafted g tokens adds one draft and adds to positions 0..g-1 only;
 a position it did not draft counts as not accepted. `gamma` here is the longest draft of the
 run; with a fixed γ and full steps these are the textbook per-position figures.
+
+A draft tree's step is counted as vLLM counts trees, along the accepted path: its γ is the
+tree's depth, its accepted tokens are the path's length, and per-position acceptance is
+acceptance per depth (paths reaching depth i + 1 / drafts), so mean acceptance length =
+1 + Σ per-position holds for trees too (tested); `drafted` and the acceptance rate count depths,
+`nodes_per_step` the nodes verified, `tree` the shape. The theory below is a chain's.
+
 - α = mean over verified positions of sum_x min(p(x), q(x)) (the exact per-position acceptance)
 - textbook speed-up (1 - α^(γ+1)) / ((1 - α)(γ c + 1)), c = draft step / target step time
 - cost-model prediction from measured times: E[tokens/step] · t_target / (γ t_draft + t_verify)
@@ -63,7 +74,14 @@ class SpecStats:
     verify_step_s: float  # mean seconds per verify step
     expected_tokens_per_step: float  # theory at the measured α, averaged over the drafting steps' γ
     tokens_per_step: float = float("nan")  # generated / verify steps (γ = 0 steps included)
-    gammas: tuple = ()  # the γ of each verify step, in order
+    gammas: tuple = ()  # the γ of each verify step, in order (a tree step's depth)
+    nodes_per_step: float = float("nan")  # drafted nodes per drafting step (a tree's N, a chain's γ)
+    tree: tuple | None = None  # the draft tree's widths per depth (the deepest; every step drafted a prefix of it)
+
+    @property
+    def tokens_per_call(self) -> float:
+        """Generated tokens per target call: `tokens_per_step` (each verify step is one target verification)."""
+        return self.tokens_per_step
 
     def __repr__(self) -> str:
         return (
@@ -98,6 +116,9 @@ class SpecStats:
             "verify_step_seconds": num(self.verify_step_s),
             "expected_tokens_per_step": num(self.expected_tokens_per_step),
             "tokens_per_step": num(self.tokens_per_step),
+            "tokens_per_call": num(self.tokens_per_call),
+            "nodes_per_step": num(self.nodes_per_step),
+            "tree_widths": None if self.tree is None else [int(w) for w in self.tree],
             "gamma_per_step": [int(g) for g in self.gammas],
         }
 
@@ -117,10 +138,14 @@ class SpecStats:
             ("acceptance rate (accepted / drafted)", d["acceptance_rate"]),
             ("mean acceptance length (tokens per step)", d["mean_acceptance_length"]),
             ("α = E[Σ min(p, q)]", d["alpha"]),
-            ("per-position acceptance", d["per_position_acceptance"]),
+            ("per-position acceptance" + (" (per depth)" if self.tree else ""), d["per_position_acceptance"]),
             ("accepted-length histogram (k = 0..γ)", d["accepted_length_histogram"]),
             ("tokens/s", d["tokens_per_second"]),
+            ("tokens per target call", d["tokens_per_call"]),
+            ("nodes verified per step", d["nodes_per_step"]),
         ]
+        if self.tree:
+            rows.insert(1, ("draft tree (drafts per node at each depth)", d["tree_widths"]))
         body = "".join(
             f"<tr><td style='text-align:left'>{k}</td><td style='text-align:left'>{fmt(v)}</td></tr>" for k, v in rows
         )
@@ -160,7 +185,11 @@ class SpecStats:
 
 
 def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecStats:
-    """Aggregate the step records of speculative GenerationResults (one or a list)."""
+    """Aggregate the step records of speculative GenerationResults (one or a list).
+
+    A draft tree's step counts as vLLM counts it, by positions along the accepted path (its γ is the
+    tree's depth), so mean acceptance length = 1 + Σ per-position holds for trees as for chains.
+    """
     if not isinstance(results, (list, tuple)):
         results = [results]
     if not results:
@@ -216,4 +245,28 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
         else float("nan"),
         tokens_per_step=generated / len(steps) if steps else float("nan"),
         gammas=tuple(gammas),
+        nodes_per_step=float(np.mean([nodes_drafted(s) for s in drafting])) if drafting else float("nan"),
+        tree=tree_shape(drafting),
     )
+
+
+def nodes_drafted(step) -> int:
+    """The nodes one verify step drafted: its tree's N, or its γ for a chain."""
+    return step.gamma if step.tree is None else len(step.tree.tokens)
+
+
+def tree_shape(steps) -> tuple | None:
+    """The widths of the deepest tree among `steps` when every step drafted a prefix of it (depth capped by γ, a
+    shorter last step), else None (a chain, or shapes that differ).
+
+    >>> from types import SimpleNamespace as Step
+    >>> tree_shape([Step(tree=Step(widths=(3, 2, 1))), Step(tree=Step(widths=(3, 2)))])
+    (3, 2, 1)
+    >>> tree_shape([Step(tree=Step(widths=(3, 2))), Step(tree=Step(widths=(2,)))]), tree_shape([Step(tree=None)])
+    (None, None)
+    """
+    shapes = [None if s.tree is None else tuple(s.tree.widths) for s in steps]
+    if not shapes or None in shapes:
+        return None
+    deepest = max(shapes, key=len)
+    return deepest if all(deepest[: len(w)] == w for w in shapes) else None

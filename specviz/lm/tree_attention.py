@@ -29,6 +29,7 @@ the mask too: `check_tree_support` refuses them in one line. The cache gather wr
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 import torch
@@ -174,11 +175,17 @@ def tree_positions(parents, n_new: int, committed: int, device) -> torch.Tensor:
     return torch.tensor([[committed + d for d in depths]], dtype=torch.long, device=device)
 
 
+@functools.lru_cache(maxsize=64)
+def forward_parameters(model_class) -> frozenset:
+    """The parameter names of a model class's forward (read once per class: a signature costs ~0.15 ms)."""
+    return frozenset(inspect.signature(model_class.forward).parameters)
+
+
 def check_tree_support(model) -> None:
     """Raise one line naming the transformers version and the model class where `model` cannot take a tree mask."""
     cfg = model.config
     impl = getattr(cfg, "_attn_implementation", None) or "eager"
-    params = inspect.signature(model.forward).parameters
+    params = forward_parameters(type(model))
     why = None
     if impl not in ("eager", "sdpa"):
         why = f"its {impl} attention takes no dense 4-D mask (load it with attn_implementation='sdpa' or 'eager')"
