@@ -109,14 +109,17 @@ test: system-packages $(STAMP) models $(FLOOR_STAMP)
 	wait $$floor; floor_rc=$$?; cat build/test-floor.log; \
 	[ $$main -eq 0 ] && [ $$floor_rc -eq 0 ]
 
-# Reinstalls when the Makefile (the pins above) changes; a no-op otherwise.
-$(FLOOR_STAMP): Makefile | $(STAMP)
+# Reinstalls when the Makefile (the pins above) or the overlay's start-up hook changes; a no-op otherwise.
+# The hook (tools/floor_sitecustomize.py, as the overlay's sitecustomize.py) hides packages of .venv that
+# a newer transformers requires and 4.52.1's users would not have (kernels).
+$(FLOOR_STAMP): Makefile tools/floor_sitecustomize.py | $(STAMP)
 	rm -rf "$(FLOOR_DIR)"
 	@if [ -n "$(UV_SPEC)" ]; then \
 	  $(VENV)/bin/uv pip install --quiet --no-deps --python "$(PY)" --target "$(FLOOR_DIR)" "transformers==$(TF_FLOOR)" $(TF_FLOOR_DEPS); \
 	else \
 	  $(PIP) install --quiet --no-deps --target "$(FLOOR_DIR)" "transformers==$(TF_FLOOR)" $(TF_FLOOR_DEPS); \
 	fi
+	cp tools/floor_sitecustomize.py "$(FLOOR_DIR)/sitecustomize.py"
 	touch "$@"
 
 test-floor: $(FLOOR_STAMP)
