@@ -91,6 +91,7 @@ def law_pvalue(engine, pair, tree, gamma, n, seed, **kw) -> float:
 # ------------------------------------------------------------------------------ lossless by enumeration
 
 
+@pytest.mark.slow  # 7 s: 2,000 generations (the house rule: a second or more is slow)
 def test_tree_output_matches_exact_enumeration():
     shape, sampling = FAST
     tree, gamma = SHAPES[shape]
