@@ -14,7 +14,6 @@ SmolLM2 (the Makefile's test-floor runs those on the lowest transformers too).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 import os
@@ -27,6 +26,8 @@ torch = pytest.importorskip("torch")
 
 from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint  # noqa: E402
 from stats_helpers import chi_square_pvalue  # noqa: E402
+from test_lm_tree_sessions import sees_siblings  # noqa: E402
+from test_tree_verify import PLANTED, planted  # noqa: E402 - the walk's planted bugs, one copy
 
 import specviz as sv  # noqa: E402
 import specviz.lm.tree_attention as tree_attention  # noqa: E402
@@ -45,7 +46,6 @@ from specviz.lm import (  # noqa: E402
     spec_stats,
     speculative_generate,
     tree_step,
-    tree_verify,
 )
 from specviz.lm.tree_attention import path_ids  # noqa: E402
 from specviz.standardize import Sampling  # noqa: E402
@@ -123,38 +123,6 @@ class KeepsARejectedBranch(SpeculativeEngine):
         super().keep(session, path, next_logits)
 
 
-def planted_walk(*edits: tuple[str, str]):
-    """verify_tree_torch with its source edited (each `old` must occur once): a test-local copy, never the product."""
-    src = inspect.getsource(tree_verify.verify_tree_torch)
-    for old, new in edits:
-        assert src.count(old) == 1, f"the product no longer reads {old!r}: update the planted bug"
-        src = src.replace(old, new)
-    namespace = dict(vars(tree_verify))
-    exec(compile(src, "<planted verify_tree_torch>", "exec"), namespace)
-    return namespace["verify_tree_torch"]
-
-
-WALK_BUGS = {  # bug -> the edits that plant it in the walk (as tests/test_tree_verify.py plants them)
-    "no residual update": (("R = torch.where(tested & ~acc, residual_rows(R[None], q[None])[0], R)", "pass"),),
-    "bonus after a rejected leaf": (
-        (
-            "    path, tested_rows, accepts = [], [], []\n",
-            "    path, tested_rows, accepts = [], [], []\n    stray = torch.full((), -1, dtype=torch.int64, device=dev)\n",
-        ),
-        (
-            "            nxt = torch.where(acc, c, nxt)\n",
-            "            nxt = torch.where(acc, c, nxt)\n"
-            "            leaf = tested & ~acc & ~_row(lay.has_children, c)\n"
-            "            stray = torch.where(acc, -1, torch.where(leaf, c, stray))\n",
-        ),
-        (
-            "    token = R.argmax()",
-            "    R = torch.where(stray >= 0, _row(P, stray.clamp(min=0)), R)\n    token = R.argmax()",
-        ),
-    ),
-}
-
-
 def sees_everything_before(self, ids, parents):
     """A toy session's tree read with a causal mask: node i sees every node before it (its siblings too)."""
     flat = [int(t) for t in path_ids((*self._tree_ids, ids), range(len(parents)))]
@@ -176,8 +144,8 @@ def test_planted_bugs_are_caught(bug, monkeypatch):
     pair, engine = toy_pair(), SpeculativeEngine()
     if bug == "keeps a rejected branch":
         engine = KeepsARejectedBranch()
-    elif bug in WALK_BUGS:
-        monkeypatch.setattr(tree_step, "verify_tree_torch", planted_walk(*WALK_BUGS[bug]))
+    elif bug in PLANTED:
+        monkeypatch.setattr(tree_step, "verify_tree_torch", planted(*PLANTED[bug]))
     else:
         monkeypatch.setattr(type(pair.target.session([0])), "_forward_tree", sees_everything_before)
     tree, gamma, runs = BUG_RUNS[bug]
@@ -189,7 +157,7 @@ def test_the_planted_copy_of_the_walk_is_faithful(monkeypatch):
     """With no edit, the copy gives exactly the product's runs (so a caught bug is the edit's doing)."""
     pair = toy_pair()
     runs = [speculative_generate(pair, PROMPT, 20, 2, seed=s, tree=(2, 2)).new_ids for s in range(5)]
-    monkeypatch.setattr(tree_step, "verify_tree_torch", planted_walk())
+    monkeypatch.setattr(tree_step, "verify_tree_torch", planted())
     assert runs == [speculative_generate(pair, PROMPT, 20, 2, seed=s, tree=(2, 2)).new_ids for s in range(5)]
 
 
@@ -428,18 +396,6 @@ def assert_greedy_trees_equal(pair, prompts, n, trees=(((3, 2, 1), 3), (2, 2))):
 @pytest.mark.parametrize("kind", [pytest.param("gpt2", marks=pytest.mark.slow), "llama"])  # gpt2: a 3 s checkpoint
 def test_greedy_tree_equals_transformers_generate(kind, tmp_path):
     assert_greedy_trees_equal(tiny_pair(kind, tmp_path), PROMPTS, N_NEW)
-
-
-def sees_siblings(real):
-    def mask(parents, n_new, committed, dtype, device):
-        m = real(parents, n_new, committed, dtype, device)
-        for row, node in enumerate(range(len(parents) - n_new, len(parents))):
-            for other, p in enumerate(parents):
-                if p == parents[node]:
-                    m[0, 0, row, committed + other] = 0
-        return m
-
-    return mask
 
 
 @pytest.mark.parametrize("bug", ["a node sees its siblings", "positions all at the root"])

@@ -59,7 +59,7 @@ from .logits import (
     raise_if_bad,
     torch_threads,
 )
-from .readout import StepClock, read_once, step_record
+from .readout import StepClock, read_once, step_record, top_tokens
 from .results import GenerationResult, StepRecord
 from .settings import GenerationSettings, keyword_settings, settings_or
 from .tree_step import LOOKUP_TREE_ERROR, TreeSteps, tree_widths
@@ -260,11 +260,7 @@ class SpeculativeEngine(TreeSteps):
             bonus = self.bonus_dist(P, g)
             verdict = verify_chain_torch(P_sel, Q, x, gen_t, replacement_rows=self.residual(P[:g], Q), bonus_row=bonus)
             # --- the one host synchronisation of this step
-            top_n = min(self.top_n, V)
-            tops = {}
-            if top_n:
-                tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
-                tops = dict(top_p_ids=tp.indices, top_p=tp.values, top_q_ids=tq.indices, top_q=tq.values)
+            tops = top_tokens(P, Q, min(self.top_n, V))
             h = read_once(
                 drafted=x,  # (γ,)
                 accepted=verdict.accepted,  # () drafts kept

@@ -23,7 +23,7 @@ import torch
 
 from .results import StepRecord, TreeStep
 
-__all__ = ["StepClock", "read_once", "step_record"]
+__all__ = ["StepClock", "read_once", "step_record", "top_tokens"]
 
 
 class StepClock:
@@ -68,6 +68,14 @@ def read_once(**named: torch.Tensor) -> SimpleNamespace:
         out[name] = host[o : o + n].reshape(shape)
         o += n
     return SimpleNamespace(**out)
+
+
+def top_tokens(P: torch.Tensor, Q: torch.Tensor, top_n: int) -> dict:
+    """The `top_n` tokens of p and q at each row, as `read_once` takes them ({} when top_n is 0)."""
+    if not top_n:
+        return {}
+    tp, tq = P.topk(top_n, dim=-1), Q.topk(top_n, dim=-1)
+    return dict(top_p_ids=tp.indices, top_p=tp.values, top_q_ids=tq.indices, top_q=tq.values)
 
 
 def step_record(

@@ -30,7 +30,7 @@ import torch
 
 from ..torch_sampling import categorical_torch
 from .logits import bad_rows, probs_on_device, raise_if_bad
-from .readout import StepClock, read_once, step_record
+from .readout import StepClock, read_once, step_record, top_tokens
 from .results import StepRecord, TreeStep
 from .tree_verify import tree_layout, verify_tree_torch
 
@@ -128,11 +128,7 @@ class TreeSteps:
         node_rows = lay.parent_rows[1:]  # (N,) each node's parent's row
         path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
         P_path, Q_path = P.index_select(0, path_rows), Q.index_select(0, path_rows)  # a padded -1 reads the root
-        top_n = min(self.top_n, V)
-        tops = {}
-        if top_n:
-            tp, tq = P_path.topk(top_n, dim=-1), Q_path.topk(top_n, dim=-1)
-            tops = dict(top_p_ids=tp.indices, top_p=tp.values, top_q_ids=tq.indices, top_q=tq.values)
+        tops = top_tokens(P_path, Q_path, min(self.top_n, V))
         h = read_once(
             path=verdict.path,  # (depth,) accepted nodes, padded with -1
             accepted=verdict.accepted,  # () the path's length
