@@ -28,6 +28,7 @@ MODULES = [
     "specviz.lm.tree_attention",
     "specviz.lm.tree_verify",
     "specviz.lm.tree_step",
+    "specviz.lm.tree_plan",
     "specviz.lm.logits",
     "specviz.lm.inputs",
     "specviz.lm.readout",

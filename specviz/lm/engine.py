@@ -62,7 +62,8 @@ from .logits import (
 from .readout import StepClock, read_once, step_record, top_tokens
 from .results import GenerationResult, StepRecord
 from .settings import GenerationSettings, keyword_settings, settings_or
-from .tree_step import LOOKUP_TREE_ERROR, TreeSteps, tree_widths
+from .tree_plan import tree_plan
+from .tree_step import LOOKUP_TREE_ERROR, TreeSteps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -128,6 +129,7 @@ class SpeculativeEngine(TreeSteps):
         check_pair(pair)
         check_callback(on_step, "on_step")
         chooser = as_chooser(settings.gamma)  # a new chooser each run: "auto" learns within one run
+        plan, chooser = tree_plan(settings.tree, chooser)  # None: chains; tree="auto" chooses shape and depth
         s = settings.sampling
         ids = model_prompt(pair, prompt, (pair.target, pair.draft), settings.chat, settings.max_new_tokens)
         gen_t, gen_d = pair_generators(settings.seed, _device(pair.target), _device(pair.draft))
@@ -164,8 +166,8 @@ class SpeculativeEngine(TreeSteps):
                 if run is not None:
                     run = run[:g]
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
-                if settings.tree is not None and g:  # a draft tree of depth g (at most the tree's)
-                    widths = tree_widths(settings.tree, int(g))
+                widths = plan.widths(int(g)) if plan is not None and g else None  # a tree of depth g, or a chain
+                if widths is not None and max(widths) > 1:
                     rec = self._tree_step(T, D, seq, s, widths, gen_t, gen_d, len(result.steps), len(result.new_ids))
                 elif g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
                     rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)
@@ -181,6 +183,8 @@ class SpeculativeEngine(TreeSteps):
                     # costs the same at every γ, so leaving it out would make plain steps look cheaper than they are
                     loop_s = max(time.perf_counter() - t0 - rec.draft_s - rec.verify_s, 0.0)
                     chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s + loop_s, match)
+                    if plan is not None:
+                        plan.observe_step(rec)
                 if on_step is not None and on_step(rec) is False:
                     result.stopped = True
                     result.finish_reason = "abort"

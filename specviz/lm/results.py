@@ -37,6 +37,15 @@ class TreeStep:
     path: list  # the accepted nodes from the root down (len = the step's accepted drafts)
     p_x: list  # (N,) p of each node's token after its parent
     q_x: list  # (N,) q of each node's token after its parent (the law it was drawn from)
+    # what the final token was drawn from, where the walk stopped: R after the stop node's rejected
+    # children (the money diagram's residual, at a real node), or p itself after a leaf (the bonus)
+    final: list = field(default_factory=list)  # [(id, prob)] its top tokens, most likely first
+    bonus: bool = False  # the walk stopped at a node with no children: the final token is a bonus from p
+
+    @property
+    def stop(self) -> int:
+        """The node where the walk stopped: the last node of the path, -1 for the root."""
+        return self.path[-1] if self.path else -1
 
     def to_dict(self) -> dict:
         """Plain JSON-ready fields (lists)."""
@@ -48,6 +57,8 @@ class TreeStep:
             "path": list(self.path),
             "p_x": list(self.p_x),
             "q_x": list(self.q_x),
+            "final": [list(pair) for pair in self.final],
+            "bonus": self.bonus,
         }
 
 

@@ -17,8 +17,17 @@ every depth), the depth being the chooser's γ for the step, at most len(tree).
   accepted path (`keep`, the hook a planted cache bug overrides). The step emits the path's tokens
   and the final token (a residual draw, or the bonus after a leaf).
 
->>> tree_widths((3, 2, 1), 2), tree_widths(2, 3), tree_widths((3, 2), 5)
-((3, 2), (2, 2, 2), (3, 2))
+The step's shape comes from the run's plan (`specviz.lm.tree_plan`).
+
+>>> from specviz.lm.models import NGramModel
+>>> from specviz.lm.pair import Pair
+>>> from specviz.lm.engine import speculative_generate
+>>> pair = Pair(NGramModel.random(5, seed=1), NGramModel.random(5, seed=2))
+>>> t = speculative_generate(pair, [0], max_new_tokens=6, gamma=2, tree=(3, 2), seed=0).steps[0].tree
+>>> t.widths, t.parents, t.fates[:3]     # 3 children of the root, 2 under each; all 3 rejected
+((3, 2), [-1, -1, -1, 0, 0, 1, 1, 2, 2], [0, 0, 0])
+>>> t.stop, t.bonus, round(sum(p for _, p in t.final), 6)   # the final token came from R at the root
+(-1, False, 1.0)
 """
 
 from __future__ import annotations
@@ -38,17 +47,10 @@ if TYPE_CHECKING:
     from ..standardize import Sampling
     from .models import Session
 
-__all__ = ["LOOKUP_TREE_ERROR", "TreeSteps", "draft_tree", "tree_widths"]
+__all__ = ["LOOKUP_TREE_ERROR", "TreeSteps", "draft_tree"]
 
 LOOKUP_TREE_ERROR = "a prompt-lookup draft proposes one run: tree drafting needs a model draft"
 """Why a deterministic draft (`propose_run`) cannot draft a tree (yet)."""
-
-
-def tree_widths(tree: tuple | int, depth: int) -> tuple:
-    """The shape of a step of `depth` levels: the first `depth` widths of a tuple, or (k,) * depth for an int k."""
-    if isinstance(tree, int):
-        return (tree,) * depth
-    return tuple(tree[:depth])
 
 
 def draft_tree(D: Session, seq: list, s: Sampling, widths: tuple, gen: torch.Generator) -> SimpleNamespace:
@@ -129,11 +131,15 @@ class TreeSteps:
         path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
         P_path, Q_path = P.index_select(0, path_rows), Q.index_select(0, path_rows)  # a padded -1 reads the root
         tops = top_tokens(P_path, Q_path, min(self.top_n, V))
+        final = verdict.residual.topk(min(max(self.top_n, 1), V))  # what the final token was drawn from
         h = read_once(
             path=verdict.path,  # (depth,) accepted nodes, padded with -1
             accepted=verdict.accepted,  # () the path's length
             token=verdict.token,  # () the final token
             fates=verdict.fates,  # (N,) 1 accepted, 0 rejected, -1 never tested
+            bonus=verdict.bonus,  # () the walk stopped at a leaf: the final token came from P
+            final_ids=final.indices,  # (top,) R's (or P's) top tokens at the stop node
+            final_p=final.values,  # (top,)
             tokens=tokens,  # (N,)
             p_x=P[node_rows, tokens],  # (N,) p of each node's token after its parent
             q_x=Q[node_rows, tokens],  # (N,) q of each node's token after its parent
@@ -194,4 +200,6 @@ def _record(h: SimpleNamespace, tree: SimpleNamespace, path: list) -> TreeStep:
         path=path,
         p_x=[float(p) for p in h.p_x],
         q_x=[float(q) for q in h.q_x],
+        final=[(int(i), float(p)) for i, p in zip(h.final_ids, h.final_p)],
+        bonus=bool(h.bonus),
     )
