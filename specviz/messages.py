@@ -706,6 +706,41 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "k^depth = {leaves} leaves are too many to draw (at most {most}): lower k or the depth",
         "zh": "k^depth = {leaves} 个叶子太多，画不下（最多 {most} 个）：请减小 k 或深度",
     },
+    # one real verify step's draft tree (specviz.figures.real_tree)
+    "realtree.title": {
+        "en": "Verify step {step}: a draft tree of {n} nodes (shape {shape}), {accepted} accepted",
+        "zh": "第 {step} 个验证步：{n} 个节点的草稿树（形状 {shape}），接受了 {accepted} 个",
+    },
+    "realtree.sub_resampled": {
+        "en": "the walk stopped at {where}, its children rejected ({rejected} tested): the final token “{token}” "
+        "was drawn from the residual R",
+        "zh": "验证在{where}停止，子节点都被拒绝（检验了 {rejected} 个）：最后的 token“{token}”从残差 R 中抽出",
+    },
+    "realtree.sub_bonus": {
+        "en": "every level accepted, down to the leaf {where}: the bonus token “{token}” came from the target p",
+        "zh": "每一层都被接受，一直到叶子{where}：额外 token“{token}”来自目标分布 p",
+    },
+    "realtree.at_root": {"en": "the prefix (no draft accepted)", "zh": "前缀处（没有草稿被接受）"},
+    "realtree.at_node": {"en": "node {node} “{token}” (depth {depth})", "zh": "节点 {node}“{token}”（深度 {depth}）"},
+    "realtree.alpha": {"en": "Σ min(p, q) = {alpha:.3f} there", "zh": "该处 Σ min(p, q) = {alpha:.3f}"},
+    "realtree.top_only": {
+        "en": "bars: the top tokens only (each sums to ≤ 1)",
+        "zh": "柱形只含概率最高的 token（各组之和 ≤ 1）",
+    },
+    "realtree.tree_title": {
+        "en": "The tree: ✓ accepted, ✗ rejected, ○ never tested",
+        "zh": "草稿树：✓ 接受，✗ 拒绝，○ 未检验",
+    },
+    "realtree.bars_title": {
+        "en": "At the stop node: p, q, min(p, q),<br>and R (or p after a leaf)",
+        "zh": "停止节点处：p、q、min(p, q)<br>和 R（叶节点之后为 p）",
+    },
+    "realtree.stop": {"en": "the walk stopped here", "zh": "验证在此停止"},
+    "realtree.hover": {
+        "en": "{status}: “{token}” (node {node}, depth {depth})<br>after its parent: p = {p:.4f}, q = {q:.4f}",
+        "zh": "{status}：“{token}”（节点 {node}，深度 {depth}）<br>在父节点之后：p = {p:.4f}，q = {q:.4f}",
+    },
+    "realtree.drawn": {"en": "drawn “{token}”", "zh": "抽出“{token}”"},
     # the real-model live view (the package specviz.widgets.live, specviz.lm.fates, specviz.lm.payoff)
     "live.heading": {
         "en": "Speculative decoding on real models: every token's fate, live",
@@ -1059,6 +1094,21 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.steps_col_gamma": {"en": "γ drafted", "zh": "起草数 γ"},
     "live.steps_col_accepted": {"en": "accepted", "zh": "接受数"},
     "live.steps_col_tokens": {"en": "tokens out", "zh": "产出的 token"},
+    # the draft tree of one verify step (specviz.widgets.live.tree_panel, the tree control in settings)
+    "live.tree": {"en": "draft tree", "zh": "草稿树"},
+    "live.tree_off": {"en": "off (a chain)", "zh": "关（单链）"},
+    "live.tree_heading": {"en": "One verify step's draft tree", "zh": "一个验证步的草稿树"},
+    "live.tree_hint": {
+        "en": "(a tree run): the step of the token picked above, or any step with the slider; each node coloured "
+        "by its fate, the accepted path in bold, and R where the walk stopped",
+        "zh": "（使用草稿树的运行）：上面选中的 token 所在的验证步，或用滑块选任意一步；节点按结局着色，"
+        "接受路径加粗，并画出验证停止处的 R",
+    },
+    "live.tree_step": {"en": "verify step", "zh": "验证步"},
+    "live.tree_none": {
+        "en": "verify step {step} drafted no tree (γ = {gamma})",
+        "zh": "第 {step} 个验证步没有起草树（γ = {gamma}）",
+    },
     # figures of a real model's run (specviz.figures: run_data, per_position, ..., live_panels)
     "run.other": {"en": "other", "zh": "其他"},
     "run.per_position_title": {"en": "Acceptance per draft position", "zh": "各草稿位置的接受率"},

@@ -81,7 +81,7 @@ FIGURE_SIBLINGS = {  # beside `style`: static images reuse export's browser look
 MAX_LINES = 300
 WIDGET_MAX_LINES = 260  # a widget module does one job: one app, or one part of the live view
 OVER_THE_CAP = {  # module -> (its ceiling, why it is one module); shrink the list, do not grow it
-    "specviz/messages.py": (1250, "data, not logic: every UI and figure string in English and Chinese"),
+    "specviz/messages.py": (1400, "data, not logic: every UI and figure string in English and Chinese"),
     "specviz/lm/engine.py": (500, "the γ-step loop with its KV-cache rollback and one host read per step, read as one"),
     "specviz/lm/vllm.py": (390, "vLLM's page parsed and checked per engine and position, its address, read and watch"),
     "specviz/lm/catalog.py": (500, "the named models and a fetch through pip that verifies every file it keeps"),

@@ -63,3 +63,46 @@ def test_the_goals_can_fail(data):
     assert bad["free text"]["auto"] < 0.97
     timid = replay.evaluate(data, make_auto=lambda: AutoGamma(max_gamma=2), seeds=range(1))
     assert timid["copy"]["auto"] / timid["copy"]["best fixed"] < 0.9
+
+
+# ------------------------------------------------------------------------------ draft trees (issue 34)
+
+
+@pytest.fixture(scope="module")
+def tree_results(data):
+    return replay.evaluate_trees(data, seeds=range(6))
+
+
+@pytest.mark.slow  # the tree replays (~3 s)
+def test_tree_auto_never_loses_to_chain_auto_or_plain_decoding(tree_results):
+    ratio = {k: round(r["tree auto"] / r["chain auto"], 3) for k, r in tree_results.items()}
+    assert min(ratio.values()) >= 0.97, ratio
+    over_plain = {k: round(r["tree auto"] / r.get("plain", 1.0), 3) for k, r in tree_results.items()}
+    assert min(over_plain.values()) >= 0.97, over_plain
+    second = {
+        k: round(r["tree auto 2nd"] / r["chain auto 2nd"], 3) for k, r in tree_results.items() if "tree auto 2nd" in r
+    }
+    assert min(second.values()) >= 0.97, second
+
+
+@pytest.mark.slow
+def test_tree_auto_takes_trees_where_they_pay_and_chains_where_they_do_not(tree_results):
+    """The GPU-like row: fixed trees beat chains, and auto's second run gains 8 % or more; on this CPU's row a fixed
+    tree loses (the 0.97 goal above can fail) and auto stays within 3 % of chains."""
+    gpu, cpu = tree_results["bundled gpu"], tree_results["bundled cpu"]
+    assert gpu["tree 4,2,1,1"] > 1.08 * gpu["chain auto 2nd"] and gpu["tree auto 2nd"] >= 1.08 * gpu["chain auto 2nd"]
+    assert cpu["tree 3,2,1"] < 0.97 * cpu["chain auto"] and cpu["tree 4,2,1,1"] < 0.9 * cpu["chain auto"]
+
+
+def test_the_tree_replay_reproduces_the_recorded_outputs(data):
+    """Without a tree the trie replay is the chain replay, step for step; the model-draft costs are the measured ones."""
+    for name, rec in data["prompts"].items():
+        chain = replay.lookup_tree_replay(data, name, replay.LOOKUP_POLICIES["chain auto"])
+        assert chain[0] == pytest.approx(replay.replay(data, name, AutoGamma())[0])
+        for policy in ("trie 4", "tree auto"):
+            cost, shapes = replay.lookup_tree_replay(data, name, replay.LOOKUP_POLICIES[policy])
+            assert cost > 0 and len(shapes) <= len(rec["greedy_ids"])
+    seconds, shapes = replay.pair_replay(replay.PAIR_COSTS["cpu"], replay.TREE_POLICIES["tree 3,2,1"], n_tokens=50)
+    assert shapes[0] == (3, 2, 1) and seconds > 0
+    assert replay.pair_step_seconds(replay.PAIR_COSTS["cpu"], (3, 2, 1)) == pytest.approx(9.8e-3, rel=0.05)
+    assert replay.pair_step_seconds(replay.PAIR_COSTS["cpu"], (1, 1, 1)) == pytest.approx(6.5e-3, rel=0.02)

@@ -418,7 +418,7 @@ def test_run_tree_text_report_and_depth_defaults(capsys):
         assert label in text, label
 
 
-@pytest.mark.parametrize("value", ["3,0", "x", "17", "auto", "", "16,16"])
+@pytest.mark.parametrize("value", ["3,0", "x", "17", "", "16,16"])
 def test_run_bad_tree_is_one_line_exit_2(capsys, value):
     from specviz.cli import main
 
@@ -427,16 +427,16 @@ def test_run_bad_tree_is_one_line_exit_2(capsys, value):
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1, err
     assert err[0].startswith("specviz run: error: argument --tree: tree")
-    assert ("not built yet" in err[0]) == (value == "auto")
 
 
-def test_run_tree_with_prompt_lookup_is_one_line(capsys):
+def test_run_tree_with_prompt_lookup_verifies_tries(capsys):
+    """A prompt-lookup draft with --tree drafts a trie of earlier continuations; --json reports the tree steps."""
     from specviz.cli import main
 
-    argv = ["run", "--draft", "prompt-lookup", "--tree", "2", "--max-new-tokens", "4", "--device", "cpu"]
-    rc = main([*argv, "--prompt", "abcabcabc"])
-    err = [line for line in capsys.readouterr().err.strip().splitlines() if "Loading weights" not in line]
-    assert rc == 2 and len(err) == 1 and err[0].startswith("specviz run: error:") and "tree" in err[0], err
+    argv = ["run", "--draft", "prompt-lookup", "--tree", "2", "--max-new-tokens", "12", "--device", "cpu", "--json"]
+    rc = main([*argv, "--temperature", "0", "--prompt", "abcabdabcabdabc"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["tree"] == 2 and out["greedy_equal"] is True, out
 
 
 @pytest.mark.slow

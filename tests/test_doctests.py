@@ -18,6 +18,9 @@ MODULES = [
     "specviz.sampling",
     "specviz.chain",
     "specviz.audit",
+    "specviz.budget",
+    "specviz.child_process",
+    "specviz.startup",
     "specviz.verifiers",
     "specviz.torch_sampling",
     "specviz.torch_rows",
@@ -29,6 +32,9 @@ MODULES = [
     "specviz.lm.tree_verify",
     "specviz.lm.tree_step",
     "specviz.lm.tree_plan",
+    "specviz.lm.tree_auto",
+    "specviz.lm.tree_fit",
+    "specviz.lm.lookup_trie",
     "specviz.lm.logits",
     "specviz.lm.inputs",
     "specviz.lm.readout",
@@ -54,6 +60,7 @@ MODULES = [
     "specviz.widgets.live.sweep",
     "specviz.widgets.live.pair_info",
     "specviz.widgets.live.render",
+    "specviz.widgets.live.tree_panel",
     "specviz.widgets.live.vllm",
 ]
 

@@ -264,6 +264,7 @@ RUN_VIEWS = (
     "gamma_per_step",
     "payoff",
     "position_money",
+    "real_tree",
     "acceptance_panels",
     "live_panels",
 )
@@ -406,13 +407,18 @@ def bundled_run():
 def lm_figure_calls(pair, result, stats):
     """name -> (builder, calls): every figure builder of a real run's views (specviz.figures), the vLLM view's too."""
     from specviz import figures as LF
+    from specviz.figures.position_money import token_label
     from specviz.figures.run_data import other_label
+    from specviz.lm import speculative_generate
     from specviz.widgets.live.closeup import token_closeup
 
     fates = result.fates()
     closeups = [token_closeup(pair, result, fates.index(f)) for f in ("accepted", "resampled", "bonus")]
     p, q = (0.7, 0.2, 0.1), (0.3, 0.3, 0.4)
     sweep = ((1, 2, 3), (1.2, 1.4, 1.3), (1.3, 1.5, 1.6), (1.1, 1.3, 1.2))
+    tree_run = speculative_generate(pair, result.prompt_ids, max_new_tokens=40, gamma=3, tree=(3, 2, 1), seed=0)
+    trees = [s for s in tree_run.steps if s.tree is not None]
+    kinds = {s.kind: s for s in trees}  # a resampled step and a bonus step, where the run has both
     calls = {
         "per_position_figure": [((stats,), {}), ((None,), {"gamma": 3})],
         "accepted_hist_figure": [((stats,), {}), ((None,), {"gamma": 3})],
@@ -431,6 +437,7 @@ def lm_figure_calls(pair, result, stats):
             ((stats, 4), {"gamma_steps": ([4, 0, 2], [4, 0, 1], "auto")}),
         ],
         "acceptance_panels_figure": [((stats,), {}), ((None,), {})],
+        "real_tree_figure": [((s,), {"token_text": lambda i: token_label(pair.tokenizer, i)}) for s in kinds.values()],
     }
     return {name: (getattr(LF, name), args) for name, args in calls.items()}
 

@@ -932,3 +932,122 @@ def test_an_auto_run_that_drafts_nothing_shows_its_numbers_without_an_error(ngra
     assert r is not None and all(s.gamma == 0 for s in r.steps) and app.ar_result is not None
     assert not app.message_text, app.message_text
     assert "—" in app.view.stats_html.value
+
+
+# ----------------------------------------------------------------------------- a draft tree's run: the tree panel
+
+
+def _tree_of(fw) -> dict:
+    """What a tree panel's figure shows: its title and the nodes of each fate."""
+    fates = ("accepted", "rejected", "untested")
+    return {"title": fw.layout.title.text, **{f: list(trace_by_meta(fw, f"nodes:{f}").customdata) for f in fates}}
+
+
+def test_a_tree_run_draws_each_verify_steps_tree_and_the_slider_picks_the_step(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, tree=(3, 2, 1), max_new_tokens=30, seed=0, ar_baseline=False)
+    assert app.tree.value == "3, 2, 1" and not app.tree_panel.shown  # nothing to show before a run
+    r = app.generate(blocking=True)
+    assert r is not None and app.message_text == "", app.message_text
+    panel = app.tree_panel
+    assert all(s.tree is not None for s in r.steps) and panel.shown and panel.step.max == len(r.steps)
+    # after the run: the step of the token the close-up picked (the most confident rejection's)
+    assert panel.step.value == app.selected["step"] + 1 and panel.info.value == ""
+    for number in {1, len(r.steps)} - {panel.step.value}:  # the slider redraws the tree of the step picked
+        panel.step.value = number
+        tree = r.steps[number - 1].tree
+        shown = _tree_of(panel.figure)
+        assert shown["title"].startswith(f"Verify step {number}:") and shown["accepted"] == tree.path
+        assert sorted(shown["accepted"] + shown["rejected"] + shown["untested"]) == list(range(len(tree.tokens)))
+        assert panel.holder.children == (panel.figure,)
+    # picking a token shows its step's tree
+    app.select_token(len(r.new_ids) - 1)
+    assert panel.step.value == len(r.steps) and _tree_of(panel.figure)["title"].startswith(
+        f"Verify step {len(r.steps)}:"
+    )
+    assert app.message_text == ""
+
+
+def test_a_chain_run_shows_no_tree_panel(ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, tree=2, max_new_tokens=20, seed=0, ar_baseline=False)
+    assert app.generate(blocking=True) is not None and app.tree_panel.shown and app.tree_panel.figure is not None
+    assert app.result.steps[0].tree.widths == (2, 2, 2)  # "2": k = 2 at every depth, as `specviz run --tree 2`
+    app.tree.value = app.tree.options[0]  # off (a chain)
+    r = app.generate(blocking=True)
+    assert r is not None and all(s.tree is None for s in r.steps)
+    assert not app.tree_panel.shown and app.tree_panel.figure is None and app.tree_panel.holder.children == ()
+
+
+def test_the_tree_control_offers_off_k_a_shape_and_auto_where_the_engine_takes_it():
+    from specviz.lm.settings import GenerationSettings
+    from specviz.widgets.live.settings import read_tree
+
+    app = L.live_app(_pair(), prompt="0", max_new_tokens=5, ar_baseline=False)
+    try:
+        GenerationSettings(tree="auto")
+        auto = True
+    except ValueError:
+        auto = False
+    assert list(app.tree.options) == ["off (a chain)", "2", "3, 2, 1"] + (["auto"] if auto else [])
+    assert app.tree.value == "off (a chain)" and app.controls.settings().tree is None
+    assert [read_tree(v) for v in ("4, 2", " 3 ", "", "Auto")] == [(4, 2), 3, None, "auto"]
+
+
+@pytest.mark.parametrize("typed, said", [("3, 0", "tree[1] must be an integer >= 1, got 0"), ("wide", "tree must be")])
+def test_a_bad_tree_setting_is_a_message_and_the_view_stays_usable(typed, said, ngram_pair):
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=12, seed=0, ar_baseline=False)
+    app.tree.value = typed  # the box takes any text typed
+    assert app.generate(blocking=True) is None and said in app.message_text, app.message_text
+    assert not app.busy and not app.generate_button.disabled
+    app.tree.value = "2, 2"
+    r = app.generate(blocking=True)
+    assert r is not None and app.message_text == "" and app.tree_panel.figure is not None
+    assert {s.tree.widths for s in r.steps if s.tree is not None} <= {(2, 2), (2,)}
+
+
+def test_a_tree_that_cannot_be_drawn_is_a_message_in_the_panel(ngram_pair, monkeypatch):
+    from specviz.widgets.live import tree_panel
+
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=3, tree=2, max_new_tokens=20, seed=0, ar_baseline=False)
+    assert app.generate(blocking=True) is not None
+    good = tree_panel.real_tree_figure
+
+    def broken(record, token_text=None):
+        raise ValueError("planted")
+
+    trees = [s.index + 1 for s in app.result.steps if s.tree is not None]
+    first, second = [n for n in trees if n != app.tree_panel.step.value][:2]
+    monkeypatch.setattr(tree_panel, "real_tree_figure", broken)
+    app.tree_panel.step.value = first
+    info = app.tree_panel.info.value
+    assert "specviz-error" in info and "ValueError: planted" in info and app.tree_panel.figure is None
+    monkeypatch.setattr(tree_panel, "real_tree_figure", good)
+    app.tree_panel.step.value = second  # the next step draws again
+    assert app.tree_panel.figure is not None and app.tree_panel.info.value == ""
+
+
+def test_steps_without_a_tree_say_so_in_words(ngram_pair):
+    """A tree run whose depth is 0 runs plain target steps: the panel says there is no tree to draw."""
+    app = L.live_app(ngram_pair, prompt="0 1", gamma=0, tree=(3, 2, 1), max_new_tokens=6, seed=0, ar_baseline=False)
+    assert app.generate(blocking=True) is not None and app.message_text == ""
+    panel = app.tree_panel
+    assert panel.shown and panel.figure is None and "drafted no tree (γ = 0)" in panel.info.value
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_the_tree_panel_and_control_speak_chinese(lang, ngram_pair):
+    from test_i18n import problems_in, widget_texts, without_data
+
+    from specviz.i18n import language, set_language
+
+    before = language()
+    set_language(lang)
+    try:
+        app = L.live_app(ngram_pair, prompt="0 1", gamma=3, tree=(3, 2, 1), max_new_tokens=15, ar_baseline=False)
+        assert app.generate(blocking=True) is not None and app.message_text == ""
+        seen = widget_texts(app.tree_panel.box) + widget_texts(app.tree)
+        assert app.tree.value == "3, 2, 1" and app.tree.options[0] == "关（单链）"
+        assert app.controls.settings().tree == (3, 2, 1)
+    finally:
+        set_language(before)
+    problems = problems_in([(w, without_data(x)) for w, x in seen])
+    assert not problems and any("草稿树" in x for _, x in seen), problems

@@ -209,3 +209,19 @@ def test_tree_shape_and_nodes_of_chains_and_mixed_shapes():
     plain = spec_stats(run_of([plain_step(0), plain_step(1)]))
     assert np.isnan(plain.nodes_per_step) and plain.tree is None and plain.to_dict()["nodes_per_step"] is None
     assert plain.tokens_per_call == 1.0
+
+
+def test_a_run_mixing_plain_chain_and_tree_steps_counts_each_shape():
+    """tree="auto" mixes plain steps, chains and trees: each is counted by its shape, and the identity still holds."""
+    steps = [plain_step(0), tree_step(1, (3, 1, 1), 2), tree_step(2, (3, 1, 1), 0), tree_step(3, (2,), 1)]
+    steps += [plain_step(4), plain_step(5)]
+    chain = speculative_generate(
+        Pair(NGramModel(np.array(sv.TUTORIAL_P)), NGramModel(np.array(sv.TUTORIAL_Q))), [0], 8, 2, seed=0
+    )
+    steps += [s for s in chain.steps if s.gamma == 2][:2]
+    st = spec_stats(run_of(steps))
+    assert st.shapes == (("plain", 3), ("3,1,1", 2), ("1,1", 2), ("2", 1))  # most used first, ties as first seen
+    assert st.to_dict()["tree_shapes"] == {"plain": 3, "3,1,1": 2, "1,1": 2, "2": 1}
+    assert st.tree is None and st.drafts == 5 and st.gamma == 3
+    assert st.mean_acceptance_length == pytest.approx(1 + st.per_position.sum())
+    assert st.nodes_per_step == pytest.approx((9 + 9 + 2 + 2 + 2) / 5)  # a chain's nodes are its γ

@@ -37,7 +37,6 @@ from specviz.lm import (  # noqa: E402
     NGramModel,
     NonFiniteLogitsError,
     Pair,
-    PromptLookupModel,
     Session,
     SpeculativeEngine,
     autoregressive_generate,
@@ -263,7 +262,7 @@ def test_settings_carry_the_tree_and_both_forms_agree():
 
 @pytest.mark.parametrize(
     "tree,match",
-    [((3, 0), r"tree\[1\] must be an integer >= 1, got 0"), ("auto", "tree='auto' is not built yet"),
+    [((3, 0), r"tree\[1\] must be an integer >= 1, got 0"), ("Auto!", "tree must be"),
      (17, "tree must be an integer <= 16, got 17"), ((16, 16, 16), "more than 256 nodes"), ("3,2", "tree must be")],
 )  # fmt: skip
 def test_bad_trees_are_named_in_one_line(tree, match):
@@ -271,13 +270,6 @@ def test_bad_trees_are_named_in_one_line(tree, match):
         with pytest.raises(ValueError, match=match) as e:
             make()
         assert "\n" not in str(e.value)
-
-
-def test_a_prompt_lookup_draft_refuses_a_tree():
-    pair = Pair(toy_pair().target, PromptLookupModel(V))
-    with pytest.raises(ValueError, match="prompt-lookup draft proposes one run: tree drafting needs a model draft"):
-        speculative_generate(pair, PROMPT, 5, 2, tree=(2, 2))
-    assert len(speculative_generate(pair, PROMPT, 5, 2).new_ids) == 5  # a chain still drafts from it
 
 
 class BrokenNGram(NGramModel):

@@ -235,9 +235,10 @@ def test_tutorials_02_03_06_07_ask_before_they_reveal(name):
         assert len(predict_calls(text)) >= 2, f"{folder.name}/{name}: fewer than two predict boxes"
 
 
-@pytest.mark.parametrize("name", ["08_gamma_steps_and_trees", "11_real_models", "12_scaling"])
-def test_tutorials_08_11_12_ask_before_they_reveal(name):
-    """Tokens per step (8), one real token's acceptance (11), the speed-up (12): a predict box in both languages."""
+@pytest.mark.parametrize("name", ["08_gamma_steps_and_trees", "11_real_models", "12_scaling", "13_draft_trees"])
+def test_tutorials_08_11_12_13_ask_before_they_reveal(name):
+    """Tokens per step (8), one real token's acceptance (11), the speed-up (12), a real tree's accepted path (13):
+    a predict box in both languages."""
     for folder in (NOTEBOOKS, NOTEBOOKS / "zh"):
         text = (folder / f"{name}.md").read_text(encoding="utf-8")
         assert len(predict_calls(text)) >= 1, f"{folder.name}/{name}: no predict box"

@@ -2,7 +2,7 @@
 
 Every goodness-of-fit check is a chi-square test (`stats_helpers.chi_square_pvalue`, cells
 expecting under 5 pooled) at ALPHA = 1e-5 with a fixed seed: a correct walk fails a given check
-with probability 1e-5 for a random seed, and this file's 40 or so checks together with under
+with probability 1e-5 for a random seed, and this file's 50 or so checks together with under
 5e-4. With the fixed seed each outcome is deterministic. A planted bug passes its test only if
 one of its checks gives a p-value below ALPHA.
 
@@ -11,7 +11,9 @@ and Q is known exactly: after a prefix ending in token c, the target's next-toke
 PT[c] and the draft's QT[c] (both after temperature / top-k / top-p, `process_probs`). Each
 trial drafts a fresh tree from the draft, children i.i.d. from their parent's q with
 replacement (as `specviz.tree` does), so the emitted law must equal the target's whatever tree
-is drawn.
+is drawn. The one-hot walk (`one_hot=True`: each child its own point-mass q, as prompt lookup's
+trie drafts) is checked on fixed tries against the plain enumeration of where it stops and what
+it emits there.
 """
 
 from __future__ import annotations
@@ -365,7 +367,103 @@ def test_no_synchronisation_on_cuda():
     try:
         v = verify_tree_torch(P, Q, t, parents, gen)
         g = verify_tree_torch(P, Q, t, parents, greedy=True)
+        verify_tree_torch(P, None, t, parents, gen, one_hot=True)  # the one-hot walk (its children may repeat here)
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert 0 <= int(v.token) < V and int(v.accepted) == int((v.fates == 1).sum())
     assert g.path.tolist() == cpu.path.tolist() and int(g.token) == int(cpu.token)
+
+
+# ------------------------------------------------------------------------------ one q per child (prompt lookup's trie)
+
+TRIES = {  # name -> (tokens, parents): siblings are distinct tokens, as a trie of candidate runs has them
+    "three at the root": ([3, 1, 4], [-1, -1, -1]),
+    "ragged": ([0, 2, 4, 1, 4, 0, 4], [-1, -1, -1, 0, 0, 1, 3]),  # leaves at depths 1, 2 and 3, likely tokens
+    "chain": ([2, 0, 3], [-1, 0, 1]),
+}
+
+
+def one_hot_outcome_law(P: np.ndarray, tokens, parents) -> np.ndarray:
+    """((N + 1) * V,) exact law of (the node the walk stops at, the final token), by plain enumeration.
+
+    With a point-mass q per child, the walk follows the target's own draws down the trie: a node is
+    reached with the product of p along its path, and from node n the token y ends the step (as the
+    final token) with reach(n) p_n(y) when y is none of n's children, for every y after a leaf.
+    """
+    out, reach = np.zeros((len(tokens) + 1, V)), {-1: 1.0}
+    for node in [-1, *range(len(tokens))]:  # parents come first
+        kids = [i for i, par in enumerate(parents) if par == node]
+        for i in kids:
+            reach[i] = reach[node] * P[node + 1][tokens[i]]
+        for y in set(range(V)) - {tokens[i] for i in kids}:
+            out[node + 1, y] = reach[node] * P[node + 1][y]
+    return out.ravel()
+
+
+def one_hot_outcomes(verify, P, tokens, parents, trials: int, seed: int = 0) -> np.ndarray:
+    """Counts of (stop node, final token) over `trials` one-hot walks of one fixed trie."""
+    counts, gen = np.zeros((len(tokens) + 1) * V, dtype=np.int64), torch.Generator().manual_seed(seed)
+    for _ in range(trials):
+        v = verify(P, None, torch.tensor(tokens), parents, gen, one_hot=True)
+        path = [i for i in v.path.tolist() if i >= 0]
+        counts[((path[-1] + 1) if path else 0) * V + int(v.token)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("sampling", ["T=1", "top-k"])
+@pytest.mark.parametrize("trie", list(TRIES))
+def test_one_hot_children_follow_the_enumerated_law(trie, sampling):
+    """Each child its own point-mass q: the (stop, final token) law is the plain enumeration's (R(x) accepted)."""
+    tokens, parents = TRIES[trie]
+    PT, _ = tables(sampling)
+    P = PT[torch.tensor([ROOT] + tokens)]
+    counts = one_hot_outcomes(verify_tree_torch, P, tokens, parents, 800)
+    law = one_hot_outcome_law(P.numpy(), tokens, parents)
+    assert abs(law.sum() - 1) < 1e-12
+    pval = chi_square_pvalue(counts, law)
+    assert pval >= ALPHA, f"{trie} {sampling}: p-value {pval:.3g}"
+
+
+@pytest.mark.parametrize("bug", list(PLANTED))
+def test_a_planted_bug_breaks_the_one_hot_law(bug):
+    """The planted walks (no residual update between siblings, ...) run one-hot too, and the law catches them."""
+    tokens, parents = TRIES["ragged"]
+    PT, _ = tables()
+    P = PT[torch.tensor([ROOT] + tokens)]
+    counts = one_hot_outcomes(planted(*PLANTED[bug]), P, tokens, parents, 600)  # p-values 1e-30 or less here
+    pval = chi_square_pvalue(counts, one_hot_outcome_law(P.numpy(), tokens, parents))
+    assert pval < ALPHA, f"{bug}: not caught, p-value {pval:.3g}"
+
+
+def test_one_hot_rows_are_the_one_hot_walk():
+    """A tree whose children all carry one token per parent: Q's one-hot rows and one_hot=True draw the same."""
+    PT, _ = tables()
+    tokens, parents = [3, 0, 2], [-1, 0, 1]  # a chain: one child per node, so Q's row can be its point mass
+    rows = torch.tensor([ROOT] + tokens)
+    Q = torch.zeros(4, V, dtype=torch.float64)
+    Q[torch.arange(3), torch.tensor(tokens)] = 1.0  # row r: the point mass on row r's child
+    for seed in range(20):
+        a = verify_tree_torch(PT[rows], Q, torch.tensor(tokens), parents, torch.Generator().manual_seed(seed))
+        b = verify_tree_torch(
+            PT[rows], None, torch.tensor(tokens), parents, torch.Generator().manual_seed(seed), one_hot=True
+        )
+        for name in ("path", "token", "fates", "bonus"):
+            assert torch.equal(getattr(a, name), getattr(b, name)), (seed, name)
+        assert torch.allclose(a.residual, b.residual, atol=1e-12)
+
+
+def test_one_hot_greedy_and_host_reads(monkeypatch):
+    """Greedy ignores q (one_hot or not); the one-hot walk reads nothing on the host; Q=None needs one_hot."""
+    PT, QT = tables()
+    tokens, parents = TRIES["ragged"]
+    rows = torch.tensor([ROOT] + tokens)
+    g1 = verify_tree_torch(PT[rows], None, torch.tensor(tokens), parents, greedy=True, one_hot=True)
+    g2 = verify_tree_torch(PT[rows], QT[rows], torch.tensor(tokens), parents, greedy=True)
+    assert all(torch.equal(getattr(g1, n), getattr(g2, n)) for n in ("path", "token", "fates", "residual", "bonus"))
+    reads = spy_host_reads(monkeypatch)
+    verify_tree_torch(PT[rows], None, torch.tensor(tokens), parents, torch.Generator().manual_seed(0), one_hot=True)
+    inside = list(reads)
+    monkeypatch.undo()
+    assert inside == [], f"host reads inside the one-hot walk: {inside}"
+    with pytest.raises(TypeError, match="Q must be a 2-D floating-point tensor"):
+        verify_tree_torch(PT[rows], None, torch.tensor(tokens), parents)

@@ -11,6 +11,9 @@ its field); `specviz.lm.run.compare` runs both decoders and `format_report` prin
 >>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": tree_argument("3,2,1")}))
 >>> s.tree, s.gamma
 ((3, 2, 1), 3)
+>>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": tree_argument(" Auto")}))
+>>> s.tree, s.gamma
+('auto', 'auto')
 """
 
 from __future__ import annotations
@@ -34,23 +37,16 @@ def gamma_argument(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"{e}{hint}") from None
 
 
-def tree_argument(text: str) -> tuple | int:
-    """`--tree`: drafts per node at each depth ("3,2,1"), or one number k (k at every depth), read by
-    `specviz.checks.tree_setting`, the one reader of a tree shape ('auto' is not built yet)."""
+def tree_argument(text: str) -> tuple | int | str:
+    """`--tree`: drafts per node at each depth ("3,2,1"), one number k (k at every depth), or 'auto' (each
+    step's shape from the run's measurements), read by `specviz.checks.tree_setting`, the one reader of a tree shape."""
     try:
-        widths = tree_setting(text, auto=False, text=True)
+        widths = tree_setting(text, text=True)
+        if widths == AUTO:
+            return AUTO
         return tree_setting(widths[0]) if len(widths) == 1 and "," not in text else widths
     except (TypeError, ValueError) as e:
-        hint = " (tree='auto' is not built yet)" if reads_as_auto(text) else ""
-        raise argparse.ArgumentTypeError(f"{e}{hint}") from None
-
-
-def reads_as_auto(text: str) -> bool:
-    """True when the one tree reader reads `text` as 'auto'."""
-    try:
-        return tree_setting(text, text=True) == AUTO
-    except (TypeError, ValueError):
-        return False
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_parser(sub) -> None:
@@ -78,9 +74,10 @@ def add_parser(sub) -> None:
         "--tree",
         type=tree_argument,
         default=None,
-        help="draft a tree, verified in one target call: drafts per node at each depth (3,2,1), or one number k "
-        f"(k at every depth). Without --gamma the depth is the tree's (k: {DEFAULT_TREE_DEPTH} depths), not "
-        "'auto', so the shape is the one asked for. Needs a model draft (default off: a chain)",
+        help="draft a tree, verified in one target call: drafts per node at each depth (3,2,1), one number k "
+        f"(k at every depth), or 'auto' (each step's shape, a chain included, from the run's measurements). Without "
+        f"--gamma the depth is the tree's (k: {DEFAULT_TREE_DEPTH} depths), not 'auto', so the shape is the one "
+        "asked for; with --tree auto the depth is 'auto' too (default off: a chain)",
     )
     run.add_argument(
         "--ignore-eos",
@@ -124,8 +121,9 @@ def settings_from_args(args: argparse.Namespace):
     from ..lm.settings import GenerationSettings  # torch-free
 
     gamma = args.gamma
-    if gamma is None:  # 'auto' for a chain; a tree's own depth, so that its shape is the one asked for
-        gamma = AUTO if args.tree is None else len(args.tree) if isinstance(args.tree, tuple) else DEFAULT_TREE_DEPTH
+    if gamma is None:  # 'auto' for a chain or an auto tree; a tree's own depth, so that its shape is the one asked for
+        tree = args.tree
+        gamma = AUTO if tree in (None, AUTO) else len(tree) if isinstance(tree, tuple) else DEFAULT_TREE_DEPTH
     return GenerationSettings(
         max_new_tokens=args.max_new_tokens,
         gamma=gamma,

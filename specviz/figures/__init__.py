@@ -10,7 +10,8 @@ tree, node by node), `coupling` (lossless couplings under the min(p, q) bound), 
 (dtypes), `export` (HTML and images) and `static` (PNGs beside interactive outputs, for
 readers without a kernel). The views of a real model's run (`specviz.lm`): `run_data` (what
 they share), `per_position`, `accepted_hist`, `throughput`, `gamma_sweep`, `gamma_per_step`,
-`payoff`, `position_money` (one generated token's p and q), `acceptance_panels` (the two
+`payoff`, `position_money` (one generated token's p and q), `real_tree` (one verify step's draft
+tree, and R where its walk stopped), `acceptance_panels` (the two
 acceptance panels side by side, for a vLLM server) and `live_panels` (all of them in the
 live view's one figure). All text comes from the message catalogue (`specviz.messages`) in
 the current language.
@@ -59,6 +60,7 @@ from .payoff import payoff_figure
 from .per_position import per_position_figure, per_position_patch
 from .pitfalls import rule_figure, rules_figure, tradeoff_figure
 from .position_money import position_money_diagram, position_money_patch, target_only_figure
+from .real_tree import real_tree_figure
 from .sampling import acceptance_figure, importance_figure, rejection_figure
 from .standardization import standardization_figure
 from .style import apply_patch
@@ -110,6 +112,7 @@ __all__ = [
     "position_money_diagram",
     "position_money_patch",
     "target_only_figure",
+    "real_tree_figure",
     "live_figure",
     "apply_live_patch",
     "placeholder_money_patch",

@@ -471,18 +471,20 @@ def recall(chooser: GammaChooser, pair, settings) -> None:
     transformers does the same with its `num_assistant_tokens_schedule="heuristic"`: the
     number of assistant tokens it learns is kept on the assistant model's generation config
     from one `generate` call to the next ("heuristic_transient" resets it). Lossless all the
-    same: what an earlier run measured is part of the past. `forget(pair)` clears it.
+    same: what an earlier run measured is part of the past. `forget(pair)` clears it. A tree="auto" run's
+    `TreeAuto` (around such a chooser) warm-starts too; an AutoGamma takes the γ chooser inside one.
     """
-    if not (isinstance(chooser, AutoGamma) and chooser.remember):
+    if not (getattr(chooser, "remember", False) is True and hasattr(chooser, "warm_start")):
         return
     memory, key = _slot(pair, settings)
     if key in memory:
-        chooser.warm_start(memory[key])
+        last = memory[key]
+        chooser.warm_start(getattr(last, "inner", last) if isinstance(chooser, AutoGamma) else last)
 
 
 def remember(chooser: GammaChooser, pair, settings) -> None:
-    """Keep a finished `AutoGamma(remember=True)` run's measurements for the next auto run (see `recall`)."""
-    if isinstance(chooser, AutoGamma) and chooser.remember and chooser.verify:
+    """Keep a finished `AutoGamma(remember=True)` (or `TreeAuto` around one) run's measurements (see `recall`)."""
+    if getattr(chooser, "remember", False) is True and getattr(getattr(chooser, "inner", chooser), "verify", True):
         memory, key = _slot(pair, settings)
         memory[key] = chooser
 

@@ -63,7 +63,7 @@ from .readout import StepClock, read_once, step_record, top_tokens
 from .results import GenerationResult, StepRecord
 from .settings import GenerationSettings, keyword_settings, settings_or
 from .tree_plan import tree_plan
-from .tree_step import LOOKUP_TREE_ERROR, TreeSteps
+from .tree_step import TreeSteps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -143,20 +143,14 @@ class SpeculativeEngine(TreeSteps):
             T = pair.target.session(ids)
             D = pair.draft.session(ids)
             lookup = hasattr(D, "propose_run")  # a deterministic draft: one lookup proposes the whole run
-            if lookup and settings.tree is not None:
-                raise ValueError(LOOKUP_TREE_ERROR)
             cpu = _device(pair.target).type == "cpu"  # a GPU step times its phases with CUDA events (`StepClock`)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
                 room = max_new_tokens - len(result.new_ids) - 1
-                run = match = None
+                run = match = trie = None
                 t0 = time.perf_counter()
-                if lookup and room > 0:
-                    D.read(seq[D.length :])
-                    run, match = D.propose_run(min(room, chooser.max_gamma))
-                    end = next((i for i, t in enumerate(run) if t in eos), None)
-                    if end is not None:  # a run that ends the turn: what follows the end token would be wasted
-                        run = run[: end + 1]
+                if lookup and room > 0:  # its best run (cut after an end token), and with a tree its trie of runs
+                    run, match, trie = self._lookup_draft(D, seq, min(room, chooser.max_gamma), plan, eos)
                 lookup_s = time.perf_counter() - t0
                 g = chooser.choose(room, run, match)
                 # (the exact-int test first: an ABC isinstance costs microseconds every step)
@@ -167,7 +161,10 @@ class SpeculativeEngine(TreeSteps):
                     run = run[:g]
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
                 widths = plan.widths(int(g)) if plan is not None and g else None  # a tree of depth g, or a chain
-                if widths is not None and max(widths) > 1:
+                if trie is not None and widths is not None:  # prompt lookup: the trie cut to the step's shape
+                    trie = trie.cut(widths)
+                    run, widths = (trie.chain, None) if trie.chain is not None else (None, trie)  # a chain: its run
+                if widths is not None and (trie is not None or max(widths) > 1):
                     rec = self._tree_step(T, D, seq, s, widths, gen_t, gen_d, len(result.steps), len(result.new_ids))
                 elif g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
                     rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)

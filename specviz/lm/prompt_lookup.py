@@ -4,10 +4,12 @@ The draft needs no weights. The engine asks a session for a whole run at once
 (`propose_run`): the tokens that followed an earlier occurrence of the longest matching
 suffix (3 tokens, else 2, else 1) — of its last 8 occurrences, the one whose context agrees
 with the end of the text for longest — as many as the step may verify, in one dictionary
-lookup and a short backward comparison. Token by token (`feed`, `next_logits`, for other engines), after reading t_1..t_n it takes the suffix
-(t_{n-2}, t_{n-1}, t_n), finds the most recent *earlier* place where those three tokens
-occurred, and proposes the token that followed them there; failing that it tries the
-last two tokens, then the last one. When nothing matches it has no proposal, and its
+lookup and a short backward comparison. For a draft tree it asks for all of them at once
+(`propose_tree`): the runs after each of those occurrences, merged into a trie
+(`specviz.lm.lookup_trie`). Token by token (`feed`, `next_logits`, for other engines), after
+reading t_1..t_n it takes the suffix (t_{n-2}, t_{n-1}, t_n), finds the most recent *earlier*
+place where those three tokens occurred, and proposes the token that followed them there;
+failing that it tries the last two tokens, then the last one. When nothing matches it has no proposal, and its
 session's `next_logits` is None: the engine then stops drafting for that verify step (a
 step with γ = 0 is a plain target step). On text that repeats its context (copying,
 editing, quoting, code) most proposals are right and several tokens are accepted per
@@ -47,6 +49,9 @@ True
 (3, 3)
 >>> s.propose_run(4)                   # the whole run after the matched "1 2", in one lookup
 ([3, 1, 2], 2)
+>>> trie, match = lm.session([1, 2, 3, 1, 2, 4, 1, 2]).propose_tree(4, widths=(2, 2, 2))
+>>> trie.run, trie.tokens, trie.parents   # "1 2" was followed by 3 and by 4: two branches
+([3, 1, 2, 4], (3, 4, 1, 1, 2, 2), (-1, -1, 0, 1, 2, 3))
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .lookup_trie import LookupTrie, until_end
 from .models import LanguageModel, Session
 
 if TYPE_CHECKING:
@@ -128,15 +134,32 @@ class PromptLookupSession(Session):
         `AGREEMENT_CAP`). A long agreement means a copy in progress, which is what
         `AutoGamma` keys its acceptance estimate on. ([], None) when nothing matches.
         """
+        ranked, match = self._ranked(limit)
+        return (self._ids[ranked[0] : ranked[0] + limit], match) if ranked else ([], None)
+
+    def propose_tree(self, limit: int, widths, eos=()) -> tuple[LookupTrie, int | None]:
+        """(trie, match): every candidate run `propose_run` ranks, cut after an end token in `eos`, merged into a trie.
+
+        The candidates are the runs (up to `limit` tokens) after the same last 8 occurrences of the
+        longest matching suffix, best first as `propose_run` ranks them, so `trie.run` is its run and
+        `match` its agreement. Occurrences of shorter suffixes are not added: each agrees with the text
+        for fewer tokens than any occurrence of the longest, so it would rank below all of them.
+        The trie keeps at most widths[d] children per node at depth d (see `LookupTrie.build`).
+        """
+        ranked, match = self._ranked(limit)
+        return LookupTrie.build([until_end(self._ids[p : p + limit], eos) for p in ranked], widths), match
+
+    def _ranked(self, limit: int) -> tuple[list, int | None]:
+        """(the candidate runs' start positions, best first; the best one's agreement), ([], None) without a match."""
         toks = self._ids
         end = len(toks)
         for n in range(min(self.model.max_ngram, end), self.model.min_ngram - 1, -1):
             after = self._after.get(tuple(toks[-n:]))
             if after:
-                # most recent first, so a tie keeps the most recent (every stored position is < end)
+                # most recent first, and a stable sort: a tie keeps the most recent (every stored position is < end)
                 key = lambda pos, n=n: (agreement(toks, pos, n), min(end - pos, limit))  # noqa: E731
-                best = max(reversed(after[-8:]), key=key)
-                return toks[best : best + limit], key(best)[0]
+                ranked = sorted(reversed(after[-8:]), key=key, reverse=True)
+                return ranked, key(ranked[0])[0]
         return [], None
 
     def _lookup(self) -> int | None:

@@ -58,7 +58,8 @@ def compare(
 
     `tree` (drafts per node at each depth, or k at every depth; γ caps the depth) drafts a tree
     that the target verifies in one call: `tree` is the setting, `tree_widths` the shape the
-    drafting steps used (the deepest, when each was a prefix of it), `per_position_acceptance`
+    drafting steps used (the deepest, when each was a prefix of it), `tree_shapes` how many steps ran each
+    shape ("3,1,1" a tree, "1,1" a chain of 2, "plain"; what tree="auto" chose), `per_position_acceptance`
     is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
     per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats`).
     """
@@ -122,6 +123,7 @@ def compare(
                 "tokens_per_call",
                 "nodes_per_step",
                 "tree_widths",
+                "tree_shapes",
                 "gamma_per_step",
             )
         }
@@ -139,7 +141,7 @@ def format_report(out: dict) -> str:
 
     per_pos = ", ".join(f(v, ".2f") for v in out["per_position_acceptance"])
     tree = out.get("tree")
-    shape = "" if tree is None else f", tree {tree if isinstance(tree, int) else ','.join(map(str, tree))}"
+    shape = "" if tree is None else f", tree {tree if isinstance(tree, (int, str)) else ','.join(map(str, tree))}"
     lines = [
         f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}{shape}, "
         f"temperature {out['temperature']}",
@@ -160,6 +162,8 @@ def format_report(out: dict) -> str:
     if tree is not None:
         widths = out.get("tree_widths")
         used = ",".join(map(str, widths or ())) or ("no step drafted" if out["nodes_per_step"] is None else "varied")
+        if tree == "auto":  # what each step ran, most used first
+            used = ", ".join(f"{k} ×{n}" for k, n in list(out["tree_shapes"].items())[:6])
         lines += [
             f"draft tree      {used} (drafts per node at each depth; γ caps the depth)",
             f"nodes verified  {f(out['nodes_per_step'], '.1f')} per drafting step, in one target call",

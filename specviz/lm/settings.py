@@ -10,8 +10,8 @@ by `specviz.checks.tree_setting`.
 >>> s = GenerationSettings(max_new_tokens=20, gamma="Auto", temperature=0.7)
 >>> s.gamma, s.sampling.temperature, s.replace(gamma=3).gamma
 ('auto', 0.7, 3)
->>> s.replace(tree=[3, 2]).tree, s.replace(tree=2).tree
-((3, 2), 2)
+>>> s.replace(tree=[3, 2]).tree, s.replace(tree=2).tree, s.replace(tree=" Auto").tree
+((3, 2), 2, 'auto')
 >>> GenerationSettings(top_p=1.5)
 Traceback (most recent call last):
 ...
@@ -26,7 +26,7 @@ import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..checks import AUTO, flag, gamma_setting, integer, tree_setting
+from ..checks import flag, gamma_setting, integer, tree_setting
 from ..standardize import Sampling
 from .gamma_chooser import GammaChooser
 
@@ -76,8 +76,9 @@ class GenerationSettings:
     threads: int | None = 1  # torch's CPU threads for the call (None: leave torch's setting)
     stop_at_eos: bool = False  # end the run at the tokenizer's or generation config's end ids
     chat: str | bool = "auto"  # a text prompt through the chat template: "auto", True or False
-    # a draft tree: drafts per node at each depth (3, 2, 1), k at every depth (an int), or None (a chain);
-    # γ caps the depth: each step's depth is the chooser's γ, at most len(tree)
+    # a draft tree: drafts per node at each depth (3, 2, 1), k at every depth (an int), "auto" (each step's
+    # shape from the run's measurements), or None (a chain); γ caps the depth: each step's depth is the
+    # chooser's γ, at most len(tree)
     tree: tuple | int | None = None
 
     def __post_init__(self):
@@ -101,9 +102,7 @@ class GenerationSettings:
         put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
         if self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
             raise ValueError(f"chat must be 'auto', True or False, got {self.chat!r}")
-        put("tree", tree_setting(self.tree))
-        if self.tree == AUTO:
-            raise ValueError("tree='auto' is not built yet: give drafts per depth such as (3, 2, 1), or an int k")
+        put("tree", tree_setting(self.tree))  # "auto": each step's shape chosen by `specviz.lm.tree_auto.TreeAuto`
 
     @property
     def sampling(self) -> Sampling:

@@ -12,6 +12,7 @@
   target verification; vLLM's docs have no name for it: their mean acceptance length counts
   drafting steps only)
 - nodes per step = drafted nodes per drafting step: a tree's N nodes, a chain's γ
+- shapes = how many steps used each shape ("3,2,1", "1,1" a chain of 2, "plain"): what `tree="auto"` chose
 
 Variable γ (gamma="auto", prompt lookup proposing fewer, a shorter last step) is counted as
 vLLM counts it: a step that drafted g tokens adds one draft and adds to positions 0..g-1 only;
@@ -77,6 +78,7 @@ class SpecStats:
     gammas: tuple = ()  # the γ of each verify step, in order (a tree step's depth)
     nodes_per_step: float = float("nan")  # drafted nodes per drafting step (a tree's N, a chain's γ)
     tree: tuple | None = None  # the draft tree's widths per depth (the deepest; every step drafted a prefix of it)
+    shapes: tuple = ()  # (shape, steps) most used first: "3,2,1" a tree, "1,1" a chain of 2, "plain" a γ = 0 step
 
     @property
     def tokens_per_call(self) -> float:
@@ -119,6 +121,7 @@ class SpecStats:
             "tokens_per_call": num(self.tokens_per_call),
             "nodes_per_step": num(self.nodes_per_step),
             "tree_widths": None if self.tree is None else [int(w) for w in self.tree],
+            "tree_shapes": dict(self.shapes),
             "gamma_per_step": [int(g) for g in self.gammas],
         }
 
@@ -247,12 +250,29 @@ def spec_stats(results: GenerationResult | Sequence[GenerationResult]) -> SpecSt
         gammas=tuple(gammas),
         nodes_per_step=float(np.mean([nodes_drafted(s) for s in drafting])) if drafting else float("nan"),
         tree=tree_shape(drafting),
+        shapes=step_shapes(steps),
     )
 
 
 def nodes_drafted(step) -> int:
     """The nodes one verify step drafted: its tree's N, or its γ for a chain."""
     return step.gamma if step.tree is None else len(step.tree.tokens)
+
+
+def step_shapes(steps) -> tuple:
+    """((shape, steps), ...) most used first: each step's widths as "3,2,1" (a chain of 2: "1,1"), "plain" for γ = 0.
+
+    What a `tree="auto"` run did (`specviz.lm.tree_auto`), as a histogram over its steps.
+
+    >>> from types import SimpleNamespace as Step
+    >>> step_shapes([Step(gamma=2, tree=None), Step(gamma=0, tree=None), Step(gamma=2, tree=Step(widths=(3, 1)))] * 2)
+    (('1,1', 2), ('plain', 2), ('3,1', 2))
+    """
+    counts: dict = {}
+    for s in steps:
+        shape = ",".join(map(str, s.tree.widths if s.tree is not None else (1,) * s.gamma)) or "plain"
+        counts[shape] = counts.get(shape, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def tree_shape(steps) -> tuple | None:

@@ -19,6 +19,15 @@ every depth), the depth being the chooser's γ for the step, at most len(tree).
 
 The step's shape comes from the run's plan (`specviz.lm.tree_plan`).
 
+A prompt-lookup draft (a session with `propose_tree`) drafts no tree level by level: its trie of
+candidate runs (`specviz.lm.lookup_trie`), cut to the step's shape, is the tree (`_lookup_draft`
+before the γ chooser, `_lookup_tree_step` after). The target reads its pending tokens and every
+trie node in one forward, the walk gives each child its own one-hot q (`one_hot=True` in
+`verify_tree_torch`), one host read, and only the target keeps the path: the lookup session read
+no node, and reads the emitted tokens at the next step. A trie cut to a chain runs the chain step.
+Its record's widths are the trie's own shape (at most the plan's; branches may end early, and a
+walk that reaches a leaf above the deepest level ends with a bonus), and each node's q(x) is 1.
+
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.pair import Pair
 >>> from specviz.lm.engine import speculative_generate
@@ -35,10 +44,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
 from ..torch_sampling import categorical_torch
 from .logits import bad_rows, probs_on_device, raise_if_bad
+from .lookup_trie import LookupTrie, until_end
 from .readout import StepClock, read_once, step_record, top_tokens
 from .results import StepRecord, TreeStep
 from .tree_verify import tree_layout, verify_tree_torch
@@ -47,10 +58,7 @@ if TYPE_CHECKING:
     from ..standardize import Sampling
     from .models import Session
 
-__all__ = ["LOOKUP_TREE_ERROR", "TreeSteps", "draft_tree"]
-
-LOOKUP_TREE_ERROR = "a prompt-lookup draft proposes one run: tree drafting needs a model draft"
-"""Why a deterministic draft (`propose_run`) cannot draft a tree (yet)."""
+__all__ = ["TreeSteps", "draft_tree"]
 
 
 def draft_tree(D: Session, seq: list, s: Sampling, widths: tuple, gen: torch.Generator) -> SimpleNamespace:
@@ -101,25 +109,21 @@ class TreeSteps:
         """Commit the session's tree nodes `path` (each the parent of the next) and drop every other tree node."""
         session.keep_path(path, next_logits)
 
-    def _tree_step(self, T, D, seq, s: Sampling, widths: tuple, gen_t, gen_d, index: int, start: int) -> StepRecord:
-        """One verify step of a draft tree: draft, one target forward, the walk, one host read, keep the path."""
+    def _tree_step(self, T, D, seq, s: Sampling, shape, gen_t, gen_d, index: int, start: int) -> StepRecord:
+        """One verify step of a draft tree: draft, one target forward, the walk, one host read, keep the path.
+
+        `shape`: the widths per depth, or a prompt-lookup draft's `LookupTrie` (the tree, drafted already).
+        """
+        if isinstance(shape, LookupTrie):
+            return self._lookup_tree_step(T, seq, s, shape, gen_t, index, start)
         dev = torch.device(getattr(T.model, "device", None) or "cpu")
         clock = StepClock(dev)
         clock.mark()
-        tree = draft_tree(D, seq, s, widths, gen_d)
+        tree = draft_tree(D, seq, s, shape, gen_d)
         clock.mark()
-        N, depth = len(tree.parents), len(tree.widths)
+        N = len(tree.parents)
         tokens = tree.tokens.to(dev)
-        # --- verify: the target's pending tokens (a chain under its last token) and every node, in one forward
-        pend = seq[T.length :]
-        m = len(pend)
-        if m:
-            ids = torch.cat([torch.tensor(pend, dtype=torch.long, device=dev), tokens])
-            chain = list(range(-1, m - 1))
-            rows = T.feed_tree(ids, chain + [p + m if p >= 0 else m - 1 for p in tree.parents]).to(dev)
-            all_rows = rows[m - 1 :]  # (N + 1, V): row 0 after the root, row 1 + i after node i
-        else:
-            all_rows = torch.cat([T.next_logits.reshape(1, -1).to(dev), T.feed_tree(tokens, tree.parents).to(dev)])
+        all_rows, m = _target_rows(T, seq, tokens, tree.parents, dev)  # (N + 1, V), pending tokens read
         P = probs_on_device(all_rows, s)  # (N + 1, V)
         V = P.shape[-1]
         n_q = sum(len(q) for q in tree.q)  # the root and every node above the last level
@@ -156,7 +160,72 @@ class TreeSteps:
         fed = N - tree.levels[-1][1]  # the draft read every node but the last level's
         kept = [i for i in path if i < fed]
         self.keep(D, kept, _draft_row(tree, kept[-1]) if kept else None)
-        return step_record(_host(h, tree, path, depth), k, token, index, start, clock, tree=_record(h, tree, path))
+        return step_record(_host(h, tree, path), k, token, index, start, clock, tree=_record(h, tree, path))
+
+    def _lookup_draft(self, D, seq: list, limit: int, plan, eos) -> tuple:
+        """(run, match, trie) of a prompt-lookup draft: its best run cut after an end token; its trie with a plan."""
+        D.read(seq[D.length :])
+        if plan is None:  # a chain run
+            run, match = D.propose_run(limit)
+            return until_end(run, eos), match, None
+        trie, match = D.propose_tree(limit, plan.widths(limit) if limit >= 1 else (), eos)
+        return trie.run, match, trie
+
+    def _lookup_tree_step(self, T, seq, s: Sampling, trie: LookupTrie, gen_t, index: int, start: int) -> StepRecord:
+        """One verify step of a prompt-lookup trie: one target forward, the one-hot walk, one host read, keep the path."""
+        dev = torch.device(getattr(T.model, "device", None) or "cpu")
+        clock = StepClock(dev)
+        clock.mark()
+        clock.mark()  # nothing drafted here: the lookup was timed by the engine
+        tokens = torch.tensor(trie.tokens, dtype=torch.long, device=dev)  # (N,)
+        all_rows, m = _target_rows(T, seq, tokens, trie.parents, dev)  # (N + 1, V)
+        P = probs_on_device(all_rows, s)  # (N + 1, V)
+        V = P.shape[-1]
+        lay = tree_layout(trie.parents, dev)
+        verdict = verify_tree_torch(P, None, tokens, lay, gen_t, greedy=s.temperature == 0, one_hot=True)
+        # --- the one host synchronisation of this step
+        path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
+        top_n = min(self.top_n, V)
+        tops = {}
+        if top_n:  # p's top tokens at each path position (q is one-hot on each node: its top is the node's token)
+            tp = P.index_select(0, path_rows).topk(top_n, dim=-1)
+            tops = dict(top_p_ids=tp.indices, top_p=tp.values)  # (depth + 1, top_n) each
+        final = verdict.residual.topk(min(max(self.top_n, 1), V))  # what the final token was drawn from
+        h = read_once(
+            path=verdict.path,  # (depth,) accepted nodes, padded with -1
+            accepted=verdict.accepted,  # () the path's length
+            token=verdict.token,  # () the final token
+            fates=verdict.fates,  # (N,) 1 accepted, 0 rejected, -1 never tested
+            bonus=verdict.bonus,  # () the walk stopped at a leaf: the final token came from P
+            final_ids=final.indices,  # (top,)
+            final_p=final.values,  # (top,)
+            tokens=tokens,  # (N,)
+            p_x=P[lay.parent_rows[1:], tokens],  # (N,) p of each node's token after its parent
+            target_bad=_any_bad([all_rows[:1]] + [all_rows[1 + a : 1 + a + n] for a, n in trie.levels]),  # (depth+1,)
+            **tops,
+        )
+        raise_if_bad(h.target_bad, [], start, index)
+        h.q_x = np.ones(len(trie.tokens))  # (N,) each node's q is the point mass on its token
+        k, token = int(h.accepted), int(h.token)
+        path = [int(i) for i in h.path[:k]]
+        # --- the target keeps the accepted path (the lookup session read no node: it reads seq next step)
+        self.keep(T, list(range(m)) + [m + i for i in path], all_rows[1 + path[-1]] if path else all_rows[0])
+        return step_record(_host(h, trie, path), k, token, index, start, clock, tree=_record(h, trie, path))
+
+
+def _target_rows(T, seq: list, tokens: torch.Tensor, parents, dev) -> tuple[torch.Tensor, int]:
+    """((N + 1, V) target logits after the root and after each node; m pending tokens) from one `feed_tree` forward.
+
+    The target's pending tokens go in as a chain under its last token, the tree's nodes under them.
+    """
+    pend = seq[T.length :]
+    m = len(pend)
+    if m:
+        ids = torch.cat([torch.tensor(pend, dtype=torch.long, device=dev), tokens])
+        chain = list(range(-1, m - 1))
+        rows = T.feed_tree(ids, chain + [p + m if p >= 0 else m - 1 for p in parents]).to(dev)
+        return rows[m - 1 :], m  # row 0 after the root, row 1 + i after node i
+    return torch.cat([T.next_logits.reshape(1, -1).to(dev), T.feed_tree(tokens, parents).to(dev)]), 0
 
 
 def _any_bad(levels: list) -> torch.Tensor:
@@ -172,21 +241,25 @@ def _draft_row(tree: SimpleNamespace, node: int) -> torch.Tensor:
     raise IndexError(node)  # pragma: no cover - the caller passes a node the draft read
 
 
-def _host(h: SimpleNamespace, tree: SimpleNamespace, path: list, depth: int) -> SimpleNamespace:
-    """The host read as `step_record` takes it: the positions verified along the path (path, then the stop's first child)."""
-    k = len(path)
+def _host(h: SimpleNamespace, tree, path: list) -> SimpleNamespace:
+    """The host read as `step_record` takes it: the positions verified along the path (path, then the stop's first child).
+
+    Without `alphas` and top q tokens in `h` (a one-hot q per node) Σ min(p, q) is each node's p, q's top its token.
+    """
     nodes = list(path)
-    if k < depth:  # the stop node has children: its first child was tested (and rejected)
+    if not h.bonus:  # the stop node has children: its first child was tested (and rejected)
         stop = path[-1] if path else -1
         nodes.append(tree.parents.index(stop, path[-1] + 1 if path else 0))
     out = SimpleNamespace(
         drafted=[int(h.tokens[i]) for i in nodes],
         p_x=[float(h.p_x[i]) for i in nodes],
         q_x=[float(h.q_x[i]) for i in nodes],
-        alphas=[float(a) for a in h.alphas[: len(nodes)]],
     )
+    out.alphas = [float(a) for a in h.alphas[: len(nodes)]] if hasattr(h, "alphas") else out.p_x
     if hasattr(h, "top_p_ids"):
-        out.top_p_ids, out.top_p, out.top_q_ids, out.top_q = h.top_p_ids, h.top_p, h.top_q_ids, h.top_q
+        out.top_p_ids, out.top_p = h.top_p_ids, h.top_p
+        one_hot = ([[t] for t in out.drafted], [[1.0]] * len(nodes))
+        out.top_q_ids, out.top_q = (h.top_q_ids, h.top_q) if hasattr(h, "top_q_ids") else one_hot
     return out
 
 

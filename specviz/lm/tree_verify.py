@@ -12,6 +12,14 @@ R := P[cur], and the walk goes on. When every child of cur is rejected the final
 from R; when cur has no children it is drawn from P[cur] (the bonus). Greedy (T = 0): follow the
 first child equal to argmax P[cur], and end with argmax P[cur] at the stop.
 
+With `one_hot=True` each child has its own q, the point mass on its token (prompt lookup's
+trie, `specviz.lm.lookup_trie`: siblings are distinct tokens, each chosen from the history before
+the target is read), and Q is not needed. The same rule with one q per child (SpecInfer's
+multi-SSM form): child c (token x) is accepted with probability min(1, R(x)/1) = R(x); on
+rejection R := (R - onehot(x))+ / Z, i.e. R with x zeroed and renormalised. Each token y then
+leaves the node with probability R(y) exactly (accepted as a child, or drawn at the end), so the
+walk stays lossless.
+
 The tree's shape is read on the host once (`tree_layout`, cached per shape and device); the
 walk itself keeps the current node, R, the accept flags and the stop on the device, so the
 caller reads the verdict with one host read. Uniforms: one per drafted node, drawn up front
@@ -24,6 +32,9 @@ from `gen` (a node uses its own when it is tested), then the final draw: a seed 
 ([0, 1], 2, [1, 1])
 >>> int(v.token), bool(v.bonus)                          # node 1 is a leaf: the bonus comes from P[2]
 (0, True)
+>>> w = verify_tree_torch(P, None, torch.tensor([1, 2]), [-1, -1], torch.Generator().manual_seed(0), one_hot=True)
+>>> w.fates.tolist(), w.residual.tolist(), int(w.token)   # both rejected: R is P[0] with 1 and 2 removed
+([0, 0], [1.0, 0.0, 0.0], 0)
 """
 
 from __future__ import annotations
@@ -109,8 +120,10 @@ def _row(t: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
     return t.index_select(0, i.reshape(1))[0]
 
 
-def _check(P, Q, tokens, lay: TreeLayout) -> None:
-    """Shapes, dtypes and devices (metadata only: no host read)."""
+def _check(P, Q, tokens, lay: TreeLayout, one_hot: bool) -> None:
+    """Shapes, dtypes and devices (metadata only: no host read); Q is not read when `one_hot`."""
+    if one_hot:
+        Q = P
     for name, t in (("P", P), ("Q", Q)):
         if not isinstance(t, torch.Tensor) or t.ndim != 2 or not t.is_floating_point():
             raise TypeError(f"{name} must be a 2-D floating-point tensor (N + 1, V), got {type(t).__name__}")
@@ -131,21 +144,24 @@ def _check(P, Q, tokens, lay: TreeLayout) -> None:
         )
 
 
-def verify_tree_torch(P, Q, tokens, parents, gen: torch.Generator | None = None, greedy: bool = False) -> TreeVerdict:
+def verify_tree_torch(
+    P, Q, tokens, parents, gen: torch.Generator | None = None, greedy: bool = False, one_hot: bool = False
+) -> TreeVerdict:
     """Walk a draft tree with the multi-draft rule on the device: the accepted path, the final token, the fates.
 
     P (N + 1, V): the target's (processed) probabilities after the root (row 0) and after node i
     (row 1 + i). Q (N + 1, V): the draft's, row r being the q that row r's children were drawn from
-    (rows of leaves are unused; a one-hot row, as prompt lookup drafts, works). tokens (N,) int64 on
-    the device. parents: a host list (node i's parent, -1 the root) or a `tree_layout`. gen: the
+    (rows of leaves are unused). `one_hot=True`: each child's q is the point mass on its own token
+    (distinct siblings, as prompt lookup's trie has) and Q may be None. tokens (N,) int64 on the
+    device. parents: a host list (node i's parent, -1 the root) or a `tree_layout`. gen: the
     device's generator (unused when greedy). No host synchronisation: read the verdict once.
     """
     lay = parents if isinstance(parents, TreeLayout) else tree_layout(parents, P.device)
-    _check(P, Q, tokens, lay)
+    _check(P, Q, tokens, lay, one_hot)
     dev, N = P.device, lay.n_nodes
     token_of = torch.cat([tokens.new_zeros(1), tokens]).long()  # by row; row 0 (the root) drafts nothing
     if not greedy:  # u_r q(x_r) for every node row r, its uniform drawn up front; q(x_r) = 0 (never drafted): inf
-        q_x = Q[lay.parent_rows, token_of]
+        q_x = P.new_ones(()) if one_hot else Q[lay.parent_rows, token_of]  # one-hot: q(x_r) = 1
         u = torch.nn.functional.pad(torch.rand(N, generator=gen, device=dev, dtype=torch.float64), (1, 0))
         uq = torch.where(q_x > 0, u * q_x, torch.inf)
     cur = torch.zeros((), dtype=torch.int64, device=dev)  # the current node's row
@@ -153,7 +169,7 @@ def verify_tree_torch(P, Q, tokens, parents, gen: torch.Generator | None = None,
     R = P[0]
     path, tested_rows, accepts = [], [], []
     for width in lay.widths:  # depth by depth; once stopped, the walk goes through with nothing tested
-        q = None if greedy else _row(Q, cur)
+        q = None if greedy or one_hot else _row(Q, cur)
         kids = _row(lay.children, cur)
         top = R.argmax() if greedy else None  # R = P[cur] here
         nxt, open_ = cur, alive  # open_: at cur, and no child accepted yet
@@ -165,6 +181,8 @@ def verify_tree_torch(P, Q, tokens, parents, gen: torch.Generator | None = None,
             if greedy:
                 acc = tested & (x == top)
             else:  # u < R(x)/q(x) without dividing: min(1, R/q) as verify_chain_torch writes it
+                if one_hot:  # this child's own q: the point mass on x, so the residual is R with x removed
+                    q = torch.zeros_like(R).index_fill_(0, x.reshape(1), 1.0)
                 acc = tested & (_row(uq, c) < _row(R, x))
                 R = torch.where(tested & ~acc, residual_rows(R[None], q[None])[0], R)
             nxt = torch.where(acc, c, nxt)

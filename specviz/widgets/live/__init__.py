@@ -3,8 +3,9 @@
 One module per part, and `LiveApp` (`app`) holds its parts: `controls` (the inputs) with
 `settings` (their ranges, their widgets, the one `GenerationSettings` a click builds),
 `pair_info` and `models` (the model choice), `view` (the outputs) with `render` (their HTML and
-figure patches) and `closeup` (one token's p and q), `jobs` (background jobs, Stop), `loading`
-(the pair, the prompt), `runs` (what the buttons run) and `sweep` (the runs as plain functions).
+figure patches), `closeup` (one token's p and q) and `tree_panel` (a tree run's verify steps, each
+step's tree), `jobs` (background jobs, Stop), `loading` (the pair, the prompt), `runs` (what the
+buttons run) and `sweep` (the runs as plain functions).
 `vllm` is a vLLM server's counters. The four names load on first use, so `vllm_live_app`
 imports no torch.
 """

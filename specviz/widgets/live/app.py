@@ -3,7 +3,8 @@
 `live_app()` returns an ipywidgets container (a `LiveApp`) with a model choice (the bundled
 pair, SmolLM2-135M with prompt lookup, any fetched catalogue model, or a folder / .gguf /
 hub id typed in), the prompt (through an instruct model's chat template, which "Show the
-formatted prompt" displays) and sampling settings, γ as a whole number or "auto",
+formatted prompt" displays) and sampling settings, γ as a whole number or "auto", a draft tree
+(off, or its shape: each verify step's tree then drawn node by node, `tree_panel`),
 Generate / Stop, the generated text with each token coloured by its fate (blue: an
 accepted draft token, green: resampled from (p − q)⁺ after a rejection, pink: the bonus
 token drawn from p when all γ drafts pass, vermillion: a plain target step, γ = 0), the
@@ -94,14 +95,15 @@ class LiveApp(App):
     (Comboboxes taking free text), `models_hint`, `device` (Dropdown), `load_button`,
     `pair_info` (HTML: `pair.describe()`, the device), `prompt` (Textarea), `chat_checkbox`,
     `show_prompt` (ToggleButton) and `formatted_prompt` (HTML), `ignore_eos`, `gamma`
-    (Dropdown: "auto", the default, 0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off),
-    `max_new_tokens`, `seed`, `ar_checkbox` (run the autoregressive baseline after each
+    (Dropdown: "auto", the default, 0..8), `tree` (Combobox: off, the default, or a draft
+    tree's shape, typed or picked), `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`, `ar_checkbox` (run the autoregressive baseline after each
     run), `generate_button`, `stop_button`, `baseline_button`, `sweep_button`, `status`,
     `progress` (IntProgress of the γ sweep), `message`, and the outputs of `view`
     (`LiveView`): `legend`, `text_html` (one `<span class='specviz-tok specviz-tok-FATE'>`
     per generated token), `stats_html`, `steps_html` (the verify steps, latest first),
     `payoff_html`, `token_selector`, `token_info`, `figure` (the one FigureWidget:
-    `specviz.figures.live_figure`; `figures` maps each panel name to it).
+    `specviz.figures.live_figure`; `figures` maps each panel name to it), `tree_panel`
+    (`TreePanel`: a tree run's step slider and each step's tree, `real_tree_figure`).
 
     `model_defaults`: after loading an instruct model (a tokenizer with a chat template) set
     its sampling defaults (greedy unless its generation config samples) and, if the prompt is
@@ -163,11 +165,12 @@ class LiveApp(App):
         chat: bool = True,
         stop_at_eos: bool = True,
         model_defaults: bool = True,
+        tree: tuple | int | str | None = None,
     ):
         pair, target, draft = check_pair(pair, target, draft)
         refresh_s = in_range(real, refresh_s, "refresh_s", *REFRESH_S, " seconds")
         load, model_defaults = flag(load, "load"), flag(model_defaults, "model_defaults")
-        start = live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos)
+        start = live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos, tree)
         super().__init__()
         self.controls = LiveControls(prompt, start, target, draft, device, ar_baseline, chat)
         self.view = LiveView(PLACEHOLDER_GAMMA if start.gamma == AUTO else start.gamma, LABEL_STYLE)
@@ -218,7 +221,7 @@ def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **k
 
     Keyword arguments: gamma (a whole number or "auto"), temperature, top_k, top_p,
     max_new_tokens, seed, target, draft, device, ar_baseline, refresh_s, load, chat,
-    stop_at_eos, model_defaults. `source="http://HOST:8000"` instead shows a running
+    stop_at_eos, model_defaults, tree (a draft tree's shape such as (3, 2, 1), or k). `source="http://HOST:8000"` instead shows a running
     vLLM server's counters in the same acceptance plots (`specviz.widgets.live.vllm.VLLMLiveApp`;
     keywords interval_s, gamma, timeout).
     """

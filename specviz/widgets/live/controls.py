@@ -27,7 +27,7 @@ from ...i18n import t
 from ...lm.settings import GenerationSettings
 from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
-from .settings import live_settings, sampling_widgets
+from .settings import live_settings, read_tree, sampling_widgets, tree_widget
 
 LABEL_STYLE = {"description_width": "110px"}
 """Label width shared by the live view's controls."""
@@ -40,7 +40,7 @@ class LiveControls:
     (Comboboxes that take free text), `models_hint`, `device`, `load_button`, `pair_info`,
     `prompt`, `chat_checkbox` (read the prompt through the chat template), `show_prompt`
     (ToggleButton) and `formatted_prompt` (what the model reads), `gamma` (Dropdown: "auto",
-    0..8), `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
+    0..8), `tree` (Combobox: off, k or drafts per depth "3, 2, 1", typed or picked), `temperature`, `top_k` (0 = off), `top_p` (1 = off), `max_new_tokens`, `seed`,
     `ar_checkbox`, `ignore_eos` (keep going past the end token), `generate_button`,
     `stop_button`, `baseline_button`, `sweep_button`, `progress` (IntProgress, shown while a
     γ sweep runs), `status`.
@@ -60,6 +60,7 @@ class LiveControls:
         "formatted_prompt",
         "ignore_eos",
         "gamma",
+        "tree",
         "temperature",
         "top_k",
         "top_p",
@@ -131,6 +132,7 @@ class LiveControls:
         self.gamma, self.temperature, self.top_k, self.top_p, self.max_new_tokens, self.seed, self.ar_checkbox = (
             sampling_widgets(start, ar_baseline, lab)
         )
+        self.tree = tree_widget(start, lab)
         self.generate_button, self.stop_button, self.baseline_button, self.sweep_button = run_buttons()
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="140px", display="none"))
         self.progress.add_class("specviz-live-progress")
@@ -147,7 +149,7 @@ class LiveControls:
             self.prompt,
             W.HBox([self.chat_checkbox, self.show_prompt, self.ignore_eos], layout=row),
             self.formatted_prompt,
-            W.HBox([self.gamma, self.temperature, self.top_p], layout=row),
+            W.HBox([self.gamma, self.tree, self.temperature, self.top_p], layout=row),
             W.HBox([self.top_k, self.max_new_tokens, self.seed, self.ar_checkbox], layout=row),
             W.HBox(
                 [
@@ -218,6 +220,7 @@ class LiveControls:
             self.max_new_tokens.value,
             self.seed.value,
             stop_at_eos=not self.ignore_eos.value,
+            tree=read_tree(self.tree.value),
         )
 
     def gamma_value(self):

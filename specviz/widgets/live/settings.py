@@ -13,14 +13,25 @@ number) with `specviz.checks.gamma_setting`, once. Top-k 0 and top-p 1 mean off.
 ('auto', 0.8, 0, 1.0, 50, True)
 >>> [label for label, _ in gamma_options(4)][:3]
 ['auto', '0', '1']
+
+A draft tree is one more setting: off (a chain), k drafts per node at every depth, or drafts per depth.
+
+>>> live_settings(4, 1.0, 0, 1.0, 50, 0, tree=(3, 2, 1)).tree, tree_text((3, 2, 1)), tree_text(None)
+((3, 2, 1), '3, 2, 1', 'off (a chain)')
+>>> read_tree("3, 2, 1"), read_tree("2"), read_tree(" off (a chain) "), read_tree("关（单链）")
+((3, 2, 1), 2, None, None)
+>>> read_tree("3,0")
+Traceback (most recent call last):
+...
+ValueError: tree[1] must be an integer >= 1, got 0
 """
 
 from __future__ import annotations
 
 import ipywidgets as W
 
-from ...checks import AUTO, brief, integer, real
-from ...i18n import t
+from ...checks import AUTO, brief, integer, real, tree_setting
+from ...i18n import LANGUAGES, t
 from ...lm.settings import MAX_SEED, GenerationSettings
 
 GAMMAS = tuple(range(1, 9))
@@ -44,6 +55,9 @@ TOP_K_MAX = 10_000_000
 MAX_NEW_TOKENS = 4096
 """The most new tokens one live run may ask for (a pair's context may allow fewer)."""
 
+TREE_SHAPES = (None, 2, (3, 2, 1))
+"""What the tree control offers: off (a chain), 2 drafts per node at every depth, and 3, 2, 1 per depth."""
+
 
 def in_range(check, x, name: str, lo, hi, note: str = ""):
     """check(x, name, lo=lo, hi=hi) (`specviz.checks.real` or `integer`); its error also states the whole range."""
@@ -53,10 +67,13 @@ def in_range(check, x, name: str, lo, hi, note: str = ""):
         raise type(e)(f"{e} (valid: {brief(lo)} to {brief(hi)}{note})") from None
 
 
-def live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos=True) -> GenerationSettings:
+def live_settings(
+    gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos=True, tree=None
+) -> GenerationSettings:
     """One run's settings from the controls' values, checked in the live view's ranges (errors name the setting).
 
-    `stop_at_eos`: end the run at the end token (an instruct model's end of turn).
+    `stop_at_eos`: end the run at the end token (an instruct model's end of turn). `tree`: a draft tree's
+    shape (None: a chain), read by `specviz.checks.tree_setting` inside `GenerationSettings`.
     """
     top_k = 0 if top_k is None else in_range(integer, top_k, "top_k", 0, TOP_K_MAX, "; 0 = off")
     top_p = 1.0 if top_p is None else in_range(real, top_p, "top_p", TOP_P_MIN, 1.0, "; 1 = off")
@@ -68,6 +85,7 @@ def live_settings(gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_a
         top_p=top_p if top_p < 1 else None,
         seed=in_range(integer, seed, "seed", 0, MAX_SEED),
         stop_at_eos=stop_at_eos,
+        tree=tree,
     )
 
 
@@ -77,6 +95,51 @@ def gamma_options(gamma=4) -> list:
     if gamma not in values:
         values.append(gamma)
     return [(t("live.gamma_auto"), AUTO) if v == AUTO else (str(v), v) for v in values]
+
+
+def tree_choices() -> tuple:
+    """The tree control's suggestions: `TREE_SHAPES`, and "auto" once `GenerationSettings` takes tree="auto"."""
+    try:
+        GenerationSettings(tree=AUTO)
+    except ValueError:
+        return TREE_SHAPES
+    return (*TREE_SHAPES, AUTO)
+
+
+def tree_text(tree) -> str:
+    """A tree setting as the tree control shows it: off and auto in the current language, "2", "3, 2, 1"."""
+    if tree is None or tree == AUTO:
+        return t("live.tree_off") if tree is None else t("live.gamma_auto")
+    return str(tree) if isinstance(tree, int) else ", ".join(str(w) for w in tree)
+
+
+def read_tree(text) -> tuple | int | str | None:
+    """The tree control's text as a setting: off (in either language) or empty -> None, "auto", one number k
+    (k at every depth, as `specviz run --tree k` reads it), or drafts per depth "3, 2, 1", read by
+    `specviz.checks.tree_setting` (a ValueError naming tree otherwise)."""
+    words = {
+        t(key, lang): value for lang in LANGUAGES for key, value in (("live.tree_off", None), ("live.gamma_auto", AUTO))
+    }
+    typed = str(text).strip()
+    if not typed or typed in words:
+        return words.get(typed)
+    widths = tree_setting(typed, text=True)
+    return tree_setting(widths[0]) if isinstance(widths, tuple) and len(widths) == 1 and "," not in typed else widths
+
+
+def tree_widget(start: GenerationSettings, lab: dict) -> W.Combobox:
+    """The tree control at `start.tree`: a box that takes any shape typed, suggesting `tree_choices()`."""
+    options = [tree_text(v) for v in tree_choices()]
+    value = tree_text(start.tree)
+    return W.Combobox(
+        value=value,
+        options=options + ([] if value in options else [value]),
+        ensure_option=False,
+        description=t("live.tree"),
+        placeholder=t("live.tree_off"),
+        style=lab,
+        layout=W.Layout(width="230px"),
+    )
 
 
 def sampling_widgets(start: GenerationSettings, ar_baseline: bool, lab: dict) -> tuple:
@@ -114,8 +177,13 @@ __all__ = [
     "TEMPERATURE_MAX",
     "TOP_K_MAX",
     "TOP_P_MIN",
+    "TREE_SHAPES",
     "gamma_options",
     "in_range",
     "live_settings",
     "sampling_widgets",
+    "read_tree",
+    "tree_choices",
+    "tree_text",
+    "tree_widget",
 ]

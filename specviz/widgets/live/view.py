@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 
 from ...figures import apply_live_patch, gamma_sweep_patch, live_figure
 from ...figures.live_panels import LIVE_PANELS
+from ...figures.position_money import token_label
 from ...i18n import t
 from ...lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
 from ...lm.payoff import payoff_sentence
@@ -38,6 +39,7 @@ from .render import (
     target_token_seconds,
     throughput_panel_patch,
 )
+from .tree_panel import TreePanel
 
 
 class LiveView:
@@ -47,7 +49,8 @@ class LiveView:
     generated token), `stats_html`, `steps_html` (the verify steps, latest first, with the γ
     each drafted), `payoff_html` (the "when does this pay?" line),
     `token_selector`, `token_info`, `figure` (the one FigureWidget; `figures` maps each panel
-    name to it). `selected` is the dict of the selected token (`token_closeup`).
+    name to it), `tree_panel` (`TreePanel`: a tree run's step slider and that step's tree, which
+    follows the selected token). `selected` is the dict of the selected token (`token_closeup`).
     """
 
     WIDGETS = (
@@ -60,6 +63,7 @@ class LiveView:
         "token_info",
         "figure",
         "figures",
+        "tree_panel",
     )
     """The outputs the live app shows as its own handles."""
 
@@ -97,6 +101,7 @@ class LiveView:
         self.figure = responsive(go.FigureWidget(live_figure(None, int(gamma))))  # fills the page width
         self.figure.add_class("specviz-live-figure")
         self.figures = {panel: self.figure for panel in LIVE_PANELS}
+        self.tree_panel = TreePanel(lab)  # a tree run's step slider and tree (its own widgets: see tree_panel)
 
     def widgets(self) -> list:
         """The output widgets in the order the app shows them."""
@@ -109,6 +114,7 @@ class LiveView:
             self.token_selector,
             self.token_info,
             self.figure,
+            self.tree_panel.box,
         ]
 
     # ------------------------------------------------------------------ a run
@@ -123,6 +129,7 @@ class LiveView:
         self.token_selector.max = 0
         self.token_info.value = f"<i>{html.escape(t('live.generating'))}</i>"
         self.steps_html.value = steps_table_html([])
+        self.tree_panel.begin(tree_run=run.settings.tree is not None)
         self.patch(*plot_patches(None, run.longest, run.steps, run.gamma), throughput_panel_patch(None, ar_result))
         self.show_numbers(None, None)
 
@@ -144,6 +151,8 @@ class LiveView:
                 pieces = list(self.pieces)
             self.steps_html.value = steps_table_html(res.steps, pieces)
         self.patch(*patches)
+        if final:
+            self.tree_panel.finish(res.steps, lambda i: token_label(run.tokenizer, i))
         n = len(res.new_ids)
         if n:
             self.token_selector.max = n - 1
@@ -232,6 +241,7 @@ class LiveView:
         sel = token_closeup(run.pair, run.partial(), i, s.temperature, s.top_k, s.top_p)
         self.patch(("money", sel["patch"]))
         self.token_info.value = closeup_info_html(sel, run.tokenizer)
+        self.tree_panel.follow(sel["step"])  # a tree run: the tree of this token's step
         self.selected = sel
         with self.text_lock:  # outline the selected token in the text
             self.spans = [self.span(k) for k in range(len(self.pieces))]
