@@ -8,7 +8,7 @@ array([0.6, 0.3, 0.1])
 """
 
 __version__ = "0.1.0"
-
+from . import startup  # noqa: F401 - first: in the `specviz` command, Ctrl+C in the imports below is one line
 from .audit import AuditReport, audit
 from .chain import (
     ChainSample,

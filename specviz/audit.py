@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from .budget import call_within, mode_in_use
 from .checks import flag, real
 from .palette import pass_fail
 from .rules import RULES, Rule
@@ -37,6 +39,9 @@ EFFICIENCY_SIGNIFICANCE = 1e-6
 
 EFFICIENCY_Z = 4.891638475699412
 """|z| beyond which the acceptance is refused: the two-sided normal quantile of EFFICIENCY_SIGNIFICANCE (1e-6)."""
+
+TIME_LIMIT_S = 60.0
+"""Seconds a sampler function gets for its n draws by default (on Linux in a child process, ended at the limit)."""
 
 
 @dataclass(frozen=True)
@@ -124,12 +129,10 @@ def _ids(out, n, what="sampler"):
     return tokens.astype(np.int64)
 
 
-def _draw(sampler, p, q, n, seed, params, rule_drafts=False):
-    """Call a rule name, a Rule or a user function sampler(p, q, n, rng): (tokens, drafts or None).
-
-    A rule's drafts are returned only when `rule_drafts` (audit's efficiency=True): some registered rules are
-    lossless on purpose but not optimal, and auditing them by name asks about their output law only.
-    """
+def _draw(sampler, p, q, n, seed, params, rule_drafts=False, limit=None, mode=None):
+    """Call a rule name, a Rule or a user function sampler(p, q, n, rng) (within `limit` s where `mode` says, see
+    `budget.call_within`): (tokens, drafts or None). A rule's drafts only when `rule_drafts` (audit's
+    efficiency=True): some registered rules are lossless on purpose but not optimal."""
     if isinstance(sampler, str) and sampler not in RULES:
         raise ValueError(f"sampler {sampler!r} is not a known rule ({', '.join(RULES)}) nor a function")
     if isinstance(sampler, (str, Rule)):
@@ -139,7 +142,10 @@ def _draw(sampler, p, q, n, seed, params, rule_drafts=False):
         raise ValueError(f"sampler must be a rule name or a function sampler(p, q, n, rng), got {sampler!r}")
     if params:
         raise TypeError(f"{', '.join(params)}: options of a rule name; a function sampler(p, q, n, rng) takes none")
-    return draw_function(sampler, p, q, n, seed)
+    if limit is None:
+        return draw_function(sampler, p, q, n, seed)
+    lift = "time_limit=None runs it here without a limit"
+    return call_within(partial(draw_function, sampler, p, q, n, seed), limit, mode, "the sampler", lift)
 
 
 def draw_function(sampler, p, q, n: int, seed) -> tuple[np.ndarray, np.ndarray | None]:
@@ -242,6 +248,8 @@ def audit(
     significance=DEFAULT_SIGNIFICANCE,
     efficiency=None,
     joint=False,
+    time_limit=TIME_LIMIT_S,
+    mode=None,
     **params,
 ) -> AuditReport:
     """Check that `sampler` emits tokens distributed exactly as the target p.
@@ -269,6 +277,9 @@ def audit(
     `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law (`textbook_joint`,
     pooled chi-square at EFFICIENCY_SIGNIFICANCE; it needs the drafts, as `efficiency=True` does): what an exercise
     that asks for that rule checks. `efficiency` and `joint` take True or False only ("yes", 1: a TypeError).
+    A sampler function gets `time_limit` seconds (None: no limit, run here), run where `mode` says (None:
+    `specviz.budget.MODE`; on Linux "process", a child process ended at the limit whatever the code does; "inline":
+    this process); past it a TimeoutError says where it ran, and its own errors are raised as they are.
 
     >>> from specviz.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -287,7 +298,10 @@ def audit(
         why = "None: checked when the verifier shows its drafts"
         raise TypeError(f"efficiency must be True, False or None ({why}), got {efficiency!r:.80}")
     efficiency, joint = (None if efficiency is None else bool(efficiency)), flag(joint, "joint")
-    tokens, drafts = _draw(sampler, p, q, n, seed, params, rule_drafts=efficiency or joint)
+    limit = None if time_limit is None else real(time_limit, "time_limit (seconds, or None)", lo=0, lo_open=True)
+    if mode is not None:  # checked even when no function of the learner's runs
+        mode_in_use(mode)
+    tokens, drafts = _draw(sampler, p, q, n, seed, params, efficiency or joint, limit, mode)
     if (efficiency or joint) and drafts is None:
         need = "efficiency=True" if efficiency else "joint=True"
         raise ValueError(f"{need} needs the drafts: return (drafts, tokens) from the verifier")
@@ -337,22 +351,6 @@ def audit(
         joint_ok, how = _joint(tokens, drafts, p, q)
         if not joint_ok:
             passed, why = False, how
-    return AuditReport(
-        passed,
-        pval,
-        empirical,
-        tv,
-        why,
-        n,
-        significance,
-        chi2,
-        dof,
-        impossible,
-        p,
-        lossless=lossless,
-        acceptance=acceptance,
-        optimum=optimum,
-        efficient=efficient,
-        acceptance_z=acceptance_z,
-        joint_ok=joint_ok,
-    )
+    verdict = (passed, pval, empirical, tv, why, n, significance, chi2, dof, impossible, p)
+    shown = {"acceptance": acceptance, "optimum": optimum, "efficient": efficient, "acceptance_z": acceptance_z}
+    return AuditReport(*verdict, lossless=lossless, joint_ok=joint_ok, **shown)

@@ -35,13 +35,13 @@ DOC = REPO / "docs" / "architecture.md"
 # ----------------------------------------------------------------------------- the rules, as data
 
 LAYERS = (  # lowest first: a module imports only from its own layer and the ones before it
-    ("foundation", ("checks", "validate", "examples", "messages", "i18n", "palette")),
+    ("foundation", ("checks", "validate", "examples", "messages", "i18n", "palette", "budget", "child_process")),
     ("core math", ("theory", "rules", "gamma", "multidraft", "standardize", "numerics", "stopping")),
     ("samplers", ("sampling", "chain", "coupling", "tree", "torch_rows", "torch_sampling", "audit", "verifiers")),
     ("real models", ("lm",)),  # the runtime: no plotly, no ipywidgets
     ("figures", ("figures", "htmlkit")),
     ("widgets", ("widgets",)),
-    ("entry points", ("", "__main__", "cli", "display", "exercises")),  # "": the package itself
+    ("entry points", ("", "startup", "__main__", "cli", "display", "exercises")),  # "": the package itself
 )
 """Layer name -> its modules and packages (a package's modules are in its layer), relative to `specviz`."""
 

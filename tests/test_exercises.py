@@ -242,12 +242,14 @@ def test_an_unknown_id_is_a_value_error_too():
     assert exercises.get(" 1.1 ") is exercises.get("1.1") is exercises.get(1.1)
 
 
-@pytest.mark.parametrize("name", ["specviz.exercises", "specviz.exercises.api", "specviz.exercises.core", "budget"])
+@pytest.mark.parametrize(
+    "name", ["specviz.exercises", "specviz.exercises.api", "specviz.exercises.core", "specviz.budget"]
+)
 def test_docstring_examples(name):
     import doctest
     import importlib
 
-    module = importlib.import_module(name if "." in name else f"specviz.exercises.{name}")
+    module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 

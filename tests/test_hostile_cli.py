@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -277,6 +278,31 @@ def test_lab_never_moves_to_another_port_than_it_prints(tmp_path, launches, monk
     if launches and lab_final(launches[-1])[jupyter_args.LAB_RETRIES] != ["0"]:
         kind = "SILENT"
     record([*outcomes, (kind, "a free port", err.strip())])
+
+
+def test_dashboard_never_prints_a_url_on_a_taken_port(tmp_path, launches, monkeypatch, capsys):
+    """A taken --port is refused in one line before Voila starts (Voila, told port_retries=0, said "trying another
+    port" and then failed, below the printed URL); a pass-through Voila.port_retries is kept."""
+    monkeypatch.setattr(servers, "listen_problem", LISTEN)
+    (tmp_path / "dashboard.ipynb").write_text("{}")
+    outcomes = []
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        cases = [
+            (["--port", port], "error"),
+            (["--", f"--port={port}"], "error"),
+            (["--port", port, "--", "--Voila.port_retries=3"], "ok"),
+        ]
+        for argv, expect in cases:
+            code, out, err = call(["dashboard", "--notebooks", str(tmp_path), *argv], capsys)
+            kind = "SILENT" if expect == "error" and launches else classify(code, err, expect, "specviz dashboard")
+            if expect == "error" and ("Address already in use" not in err or "Dashboard URL" in out):
+                kind = "OBSCURE" if kind == "GOOD_ERROR" else kind
+            outcomes.append((kind, argv, err.strip() or out.strip()))
+            launches.clear()
+    record(outcomes)
 
 
 def test_lab_off_loopback_runs_jupyter_judged_on_its_final_settings(tmp_path, launches, capsys):
@@ -735,6 +761,73 @@ def test_ctrl_c_during_a_load_and_a_run_as_a_process():
             kind = "OK" if last == ["specviz run: interrupted (Ctrl+C)"] and not out else "OBSCURE"
         outcomes.append((kind, when, f"exit {p.returncode}: {text.strip()[-600:]}"))
     record(outcomes)
+
+
+CONSOLE_SCRIPT = """#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+import sys
+from specviz.cli import main
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+"""What pip writes as the installed `specviz` command (its entry point `specviz.cli:main`)."""
+
+
+def numpy_loading(pid: int) -> bool:
+    """Whether process `pid` has mapped numpy's core extension (it is then in `import specviz`, before main())."""
+    try:
+        return "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/maps")
+def test_ctrl_c_while_the_command_still_imports_is_one_line(tmp_path):
+    """Ctrl+C in the first fraction of a second, while `import specviz` loads numpy (before main() can catch it), in
+    the installed console script and in `python -m specviz`: exit 130 and one line. It was a KeyboardInterrupt
+    traceback, or numpy's ImportError about PyCapsule_Import."""
+    script = tmp_path / "specviz"
+    script.write_text(CONSOLE_SCRIPT)
+    env = {**os.environ, "SPECVIZ_CACHE": str(tmp_path / "cache")}
+    outcomes = []
+    for how, argv in (("console script", [sys.executable, str(script)]), ("python -m specviz", PY)):
+        for _ in range(3):
+            p = subprocess.Popen([*argv, "models", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            deadline = time.monotonic() + 60
+            while p.poll() is None and not numpy_loading(p.pid) and time.monotonic() < deadline:
+                time.sleep(0.0005)
+            p.send_signal(signal.SIGINT)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                outcomes.append(("HANG", how, ""))
+                continue
+            text = err.decode("utf-8", "replace")
+            ok = p.returncode == 130 and text == "specviz: interrupted (Ctrl+C)\n" and not out
+            outcomes.append(("OK" if ok else "OBSCURE", how, f"exit {p.returncode}: {text.strip()[-600:]}"))
+    record(outcomes)
+
+
+def test_main_takes_ctrl_c_back_from_the_start_up_guard(monkeypatch, capsys):
+    """In the command, `specviz.startup` ends a Ctrl+C at once until main() runs; main() then ends it itself (its
+    clean-up runs: a folder lock, a temporary file), and outside the command nothing is set."""
+    from specviz import startup
+
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-m", "pytest"])
+        assert startup.guard() is False and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-m", "specviz", "--version"])
+        assert startup.guard() is True and signal.getsignal(signal.SIGINT) is startup.interrupted
+        code, out, _ = call(["--version"], capsys)
+        assert code == 0 and out.startswith("specviz ")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 LAB_CONFIGS = {  # a Jupyter config file that empties the login, beside JUPYTER_TOKEN=s3cret (None: no file)

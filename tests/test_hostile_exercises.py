@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
+import math
 import os
 import signal
 import subprocess
@@ -46,7 +48,7 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz import exercises
+from specviz import child_process, exercises
 from specviz.exercises import budget, core
 from specviz.i18n import set_language
 
@@ -609,7 +611,7 @@ def test_a_child_process_that_forges_its_replies_gets_no_pass(process_mode):
         feedback = exercises.check("3.3", f)
         assert not feedback.passed, f"{label}: {feedback.message}"
     short = (np.zeros(5, dtype=np.int64), np.zeros(7, dtype=np.int64))  # drafts and tokens of the wrong lengths
-    feedback = exercises.check("10.3", forging(budget.encode(("ok", short))))  # in the form the parent reads
+    feedback = exercises.check("10.3", forging(child_process.encode(("ok", short))))  # in the form the parent reads
     assert not feedback.passed and "not an array of token ids" in feedback.message, feedback.message
     feedback = exercises.check("10.3", forging(pickle.dumps(("ok", short))))  # numpy's own pickles: never built
     assert not feedback.passed and "ended without an answer" in feedback.message, feedback.message
@@ -705,7 +707,7 @@ def test_the_mode_is_named_checked_and_a_child_process_on_linux(monkeypatch):
 
 KERNEL = """
 import os, sys, time
-from specviz import exercises
+from specviz import child_process, exercises
 from specviz.exercises import budget, core
 budget.MODE, core.FUNCTION_BUDGET_S = "process", 600.0
 def spins(p, q):
@@ -828,3 +830,88 @@ def test_audit_refuses_what_a_function_sampler_would_ignore():
     with pytest.raises(ValueError, match="joint=True needs the drafts"):
         sv.audit(sv.correct_verifier, P, Q, n=1000, joint=True)
     assert sv.audit("lossless", P, Q, n=2000, joint=True).joint_ok is True  # a rule name shows its drafts for it
+
+
+# ------------------------------------------------------------------ sv.audit called directly (gap a of issue 35)
+
+
+AUDIT_FIGHTERS = """
+import json, signal, sys, time
+import specviz as sv
+from test_hostile_exercises import fighters
+out = []
+for label, f in fighters():
+    start = time.monotonic()
+    try:
+        sv.audit(f, sv.TUTORIAL_P, sv.TUTORIAL_Q, n=1000, time_limit=float(sys.argv[1]))
+        error = None
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+    out.append((label, error, time.monotonic() - start))
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the child process is the default on Linux only")
+def test_audit_ends_code_that_fights_the_time_limit_in_a_child_process():
+    """`sv.audit(sampler, ...)` called directly ran the learner's sampler with no limit at all: each fighter hung the
+    kernel. Now (by default, on Linux) it runs in a child process ended at `time_limit`, and the TimeoutError says so.
+    Run as a notebook would, in a process of its own (a fighter that is not ended is a HANG, not a stuck suite)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", AUDIT_FIGHTERS, str(BUDGET_S)], env=env, capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("HANG: a sampler that fights the time limit was not ended")
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcomes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(outcomes) == 4
+    for label, error, seconds in outcomes:
+        said = f"TimeoutError: the sampler took longer than {BUDGET_S:g} s; it ran in a child process, ended at the "
+        said += "limit (time_limit=None runs it here without a limit)"
+        assert error == said and seconds < BUDGET_S + MARGIN_S, f"{label}: {error!r} after {seconds:.1f} s"
+
+
+def raises_here(kind):
+    """A sampler that raises `kind` with the id of the process it ran in."""
+
+    def f(p, q, n, rng):
+        raise kind(f"pid {os.getpid()}")
+
+    return f
+
+
+@pytest.mark.slow
+def test_audit_says_where_the_sampler_ran_and_passes_its_errors_on():
+    """Its own errors keep their type (a built-in one) and say where they were raised; a child that dies, a sampler
+    that exits, a bad `mode` or `time_limit`, and the in-process modes each end in one clear error."""
+    here = f"pid {os.getpid()}"
+    with pytest.raises(
+        ValueError, match=r"pid \d+ \(the sampler raised it at test_hostile_exercises.py:\d+, in a child"
+    ):
+        sv.audit(raises_here(ValueError), P, Q, n=1000, mode="process")
+    with pytest.raises(ValueError, match=f"^{here}$"):  # inline and time_limit=None: here, the error as it is
+        sv.audit(raises_here(ValueError), P, Q, n=1000, mode="inline")
+    with pytest.raises(ValueError, match=f"^{here}$"):
+        sv.audit(raises_here(ValueError), P, Q, n=1000, time_limit=None)
+    with pytest.raises(RuntimeError, match=r"the sampler raised KeyError: .*pid"):
+        sv.audit(raises_here(KeyError), P, Q, n=1000, mode="process")
+    with pytest.raises(RuntimeError, match=r"the sampler raised SystemExit: 4"):
+        sv.audit(lambda *a: sys.exit(4), P, Q, n=1000, mode="process")
+    with pytest.raises(RuntimeError, match=r"ended the child process it ran in without an answer \(exit code 3"):
+        sv.audit(lambda *a: os._exit(3), P, Q, n=1000, mode="process")
+    with pytest.raises(TimeoutError, match=r"took longer than 0.3 s; it ran in (this process|a worker thread)"):
+        sv.audit(lambda *a: time.sleep(3), P, Q, n=1000, mode="inline", time_limit=0.3)
+    for kwargs, error, says in [
+        ({"mode": "sandbox"}, ValueError, "mode must be one of 'auto', 'process', 'inline', got 'sandbox'"),
+        ({"time_limit": 0}, ValueError, r"time_limit \(seconds, or None\) must be > 0"),
+        ({"time_limit": "5"}, TypeError, r"time_limit \(seconds, or None\) must be a number"),
+        ({"time_limit": math.inf}, ValueError, r"time_limit \(seconds, or None\) must be a finite number"),
+    ]:
+        with pytest.raises(error, match=says):
+            sv.audit("lossless", P, Q, n=1000, **kwargs)  # checked even where no learner code runs
+    report = sv.audit(with_drafts, P, Q, n=2000, mode="process")
+    assert report.passed and report.efficient, report

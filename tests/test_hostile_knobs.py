@@ -5,7 +5,8 @@
 * $SPECVIZ_LANG (any usual spelling of Chinese is Chinese; anything else is English, said once)
   and $SPECVIZ_DEFER_PNG (honoured only in the book build's folder);
 * `figure_png` when Chromium cannot start: a stale BROWSER_PATH, BROWSER_PATH=/bin/true, a 4 GiB
-  address-space cap, a browser that never answers. Bounded, None with the reason, no traceback.
+  address-space cap, a browser that never answers. Bounded, None with the reason, no traceback;
+  and the lecturer's `export_figure` in the same cases: the file, or a bounded error naming the cause.
 
 Outcomes as in tests/test_hostile_apps.py: OK (the value works and is what was asked for), GOOD_ERROR
 (a ValueError or TypeError naming the setting and, for a number out of range, its whole range),
@@ -32,6 +33,7 @@ from test_hostile_apps import run_with_timeout  # fn() in a thread for at most C
 
 from specviz import i18n
 from specviz.checks import MAX_GAMMA
+from specviz.figures import export as EX
 from specviz.figures import static as S
 from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 
@@ -430,7 +432,7 @@ def drawn(monkeypatch):
 
     monkeypatch.setattr(S, "find_browser", lambda: "/usr/bin/chromium")
     monkeypatch.setattr(S, "_start_server", lambda: None)
-    monkeypatch.setattr(S, "_failed", {})
+    monkeypatch.setattr(EX, "_failed", {})
     monkeypatch.setattr(S, "_warned_defer", False)
     monkeypatch.setattr(S, "_problem", S.static_image_problem())
     monkeypatch.setattr(pio, "to_image", lambda fig, **kw: b"\x89PNG drawn")
@@ -488,8 +490,8 @@ PNG_SCRIPT = textwrap.dedent(
     """
     import json, sys, time
     import plotly.graph_objects as go
-    from specviz.figures import static as S
-    S.WAIT_S = float(sys.argv[1])
+    from specviz.figures import export, static as S
+    export.WAIT_S = float(sys.argv[1])
     out = []
     for _ in range(2):  # the second figure must not wait again for the same broken browser
         start = time.monotonic()
@@ -629,6 +631,115 @@ def test_a_browser_that_never_answers_is_given_up_and_ended(tmp_path):
     first, second = figures
     assert not first["png"] and f"the browser {fake} gave no picture in 4 s" in first["problem"], figures
     assert not second["png"] and second["seconds"] < 1, figures
+    assert seconds < 60
+    pid = int(pid_file.read_text())
+    for _ in range(50):  # the wrapper ends it on SIGTERM (at most ~5 s)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the browser that never answered was left running")
+
+
+# -------------------------------------------------------------------------------- export_figure without a working browser
+
+EXPORT_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    import plotly.graph_objects as go
+    from specviz.figures import export
+    export.WAIT_S = float(sys.argv[1])
+    out = []
+    for name in ("a.png", "b.svg"):  # the second must not wait again for the same broken browser
+        start = time.monotonic()
+        try:
+            path = export.export_figure(go.Figure(go.Bar(y=[1, 2])), sys.argv[2] + "/" + name)
+            made, error = path.stat().st_size > 0, None
+        except Exception as e:
+            made, error = False, f"{type(e).__name__}: {e}"
+        out.append({"made": made, "error": error, "seconds": time.monotonic() - start})
+    print(json.dumps(out))
+    """
+)
+
+
+def run_export(tmp_path, env_extra: dict, wait_s: float = 60, limit_as: int | None = None, timeout: float = 150):
+    """(the two exports' outcomes, seconds) of EXPORT_SCRIPT in a fresh process; pytest.fail on a hang."""
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER_PATH", S.DEFER_ENV)}
+    env.update(env_extra)
+
+    def cap():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+
+    start = time.monotonic()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", EXPORT_SCRIPT, str(wait_s), str(tmp_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=cap if limit_as else None,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"HANG: export_figure with {env_extra} gave no answer in {timeout} s")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1]), time.monotonic() - start
+
+
+def one_line_cause(export: dict, *words: str) -> bool:
+    """Whether a failed export's error is one line naming each of `words`."""
+    error = export["error"] or ""
+    return not export["made"] and "\n" not in error and all(w in error for w in words)
+
+
+@pytest.mark.slow
+def test_export_passes_over_a_stale_browser_path(tmp_path):
+    """BROWSER_PATH=/nonexistent with a browser installed: exported (kaleido used to be told the stale path, and the
+    error said no browser was found); with none installed, the error names the variable it passed over."""
+    exports, seconds = run_export(tmp_path, {"BROWSER_PATH": "/nonexistent"})
+    if a_browser() is None:
+        assert all(one_line_cause(e, "BROWSER_PATH='/nonexistent' names no executable file") for e in exports)
+    else:
+        assert all(e["made"] for e in exports), exports
+    assert seconds < 100
+
+
+@pytest.mark.slow
+def test_export_with_a_browser_that_exits_at_once_names_it(tmp_path):
+    true = shutil.which("true") or "/bin/true"
+    (first, second), _ = run_export(tmp_path, {"BROWSER_PATH": true})
+    assert one_line_cause(first, "BrowserFailed", f"the browser {true} did not start", "BROWSER_PATH"), first
+    assert second["error"] == first["error"] and second["seconds"] < 1, second
+    assert first["seconds"] < 60 and not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_export_under_a_4_gib_address_space_cap_makes_the_file_or_names_the_cause(tmp_path):
+    if a_browser() is None:
+        pytest.skip("no Chrome/Chromium here to start under the cap")
+    exports, _ = run_export(tmp_path, {}, limit_as=4 * 2**30)
+    for e in exports:
+        assert e["made"] or one_line_cause(e, "did not start", "BROWSER_PATH"), exports
+    assert exports[0]["seconds"] < 60 and exports[1]["seconds"] < 5, exports
+
+
+@pytest.mark.slow
+def test_export_with_a_browser_that_never_answers_ends_bounded(tmp_path):
+    """A browser that starts and never speaks: the export ends after WAIT_S with the reason (it used to wait for
+    ever), the second at once, and the browser is ended."""
+    pid_file = tmp_path / "pid"
+    fake = tmp_path / "chrome"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    fake.chmod(0o755)
+    (first, second), seconds = run_export(tmp_path, {"BROWSER_PATH": str(fake)}, wait_s=4)
+    assert one_line_cause(first, f"the browser {fake} gave no picture in 4 s"), first
+    assert second["error"] == first["error"] and second["seconds"] < 1, second
     assert seconds < 60
     pid = int(pid_file.read_text())
     for _ in range(50):  # the wrapper ends it on SIGTERM (at most ~5 s)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import specviz  # its __version__ (a dunder, so not imported by name)
 
+from .. import startup
 from . import models, notebooks, run, servers, vllm_stats
 from .common import EXIT_USAGE, CliError
 
@@ -63,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = Output(stdout) if stdout is not None else None
     try:
         try:
+            startup.release()  # from here a Ctrl+C is a KeyboardInterrupt, ended below (before: `startup.interrupted`)
             return run_command(list(sys.argv[1:] if argv is None else argv), prog)
         finally:
             out, sys.stdout = sys.stdout, stdout

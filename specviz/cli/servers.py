@@ -138,6 +138,10 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
             f"dashboard notebook not found: {shown(notebook)} (pass --notebooks PATH; `specviz lab` opens the "
             "other notebooks)"
         )
+    moves = trait_text(settings.get("Voila.port_retries", "0")).strip() != "0"  # only when the pass-through allows it
+    busy = None if moves else listen_problem(host, port)
+    if busy:  # else Voila says "trying another port" and then fails, below a URL that serves nothing
+        raise CliError(f"cannot listen on {url_host(host or '0.0.0.0')} port {port}: {busy}", status=1)
     cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
     if args.lang is not None:
         # Voila's kernels inherit this environment; specviz.i18n starts in $SPECVIZ_LANG.

@@ -8,6 +8,7 @@ False
 import importlib
 import pkgutil
 
+from .. import budget  # where learner code runs (budget.MODE), as `sv.exercises.budget`
 from .api import UnknownExercise, check, exercises, get, hint, notebooks, question, reset_hints, run_solution, solution
 from .core import REGISTRY, Exercise, Feedback, function_exercise, number_exercise, verifier_exercise
 
@@ -15,6 +16,7 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.s
     importlib.import_module(f"{__name__}.{_module}")  # each tutorial's module registers its exercises
 
 __all__ = [
+    "budget",
     "check",
     "exercises",
     "get",

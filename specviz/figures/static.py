@@ -5,7 +5,7 @@ Chrome/Chromium); it returns None, and records why in `static_image_problem()`, 
 browser or kaleido is available, so a notebook still runs, only without the picture.
 `StaticImageRenderer` is a plotly renderer that puts the interactive plotly JSON and
 that PNG in one output, so JupyterLab shows the live figure and static viewers the image.
-A browser that cannot start or never answers costs at most `WAIT_S`, once per process; in the book's
+A browser that cannot start or never answers costs at most `export.WAIT_S`, once per process; in the book's
 batch run (`DEFER_ENV`) pictures are drawn after it, by `draw_deferred_outputs`, all in one process.
 
 >>> png_data_uri(b"PNG")
@@ -19,15 +19,12 @@ import hashlib
 import json
 import os
 import re
-import threading
-import time
 import warnings
-import weakref
 from pathlib import Path
 
 from plotly.io.base_renderers import MimetypeRenderer, PlotlyRenderer
 
-from .export import find_browser, render_retrying
+from .export import BrowserFailed, bounded, find_browser, one_line, passed_over, render_retrying, start_server
 
 DEFAULT_WIDTH = 900
 """Width in pixels of a static image when the figure sets none."""
@@ -38,17 +35,12 @@ placeholder; `draw_deferred` draws it later. tools/book.py runs the tutorials so
 notebook's pictures (each kernel would start its own, ~3 s each). Any other value is ignored, said once."""
 DEFER_MARKER = ".specviz-book-build"
 """The file `defer_into` writes into the book build's folder (a folder without it is not honoured)."""
-WAIT_S = 120.0
-"""The longest wait for one picture, the browser's start included (kaleido's limit is 90 s an image)."""
 PLACEHOLDER = b"specviz-deferred-png:"
 """What a deferred PNG holds: this prefix, then the key of the figure saved in the DEFER_ENV folder."""
 PLACEHOLDER_B64 = base64.b64encode(PLACEHOLDER).decode()
 """How a placeholder's base64 text starts (21 bytes: whole 3-byte groups, so whatever follows leaves it as is)."""
 
 _problem: str | None = None
-_server_started = False
-_failed: dict = {}  # browser path -> why it could not draw (not tried again in this process)
-_died: list = []  # the exception that ended kaleido's server thread (kept here, not printed as a traceback)
 _warned_defer = False
 
 
@@ -58,111 +50,8 @@ def static_image_problem() -> str | None:
 
 
 def _start_server() -> None:
-    """Start kaleido's browser once per process (then ~0.2 s an image, not ~3 s): the one `find_browser` found,
-    named to kaleido, so a stale $BROWSER_PATH that `find_browser` passed over is not used behind its back."""
-    global _server_started
-    if _server_started:
-        return
-    import kaleido
-
-    _keep_server_death()
-    _died.clear()
-    # make Python's finalizers' exit hook run after kaleido's (atexit is last-in first-out); else the browser's
-    # profile folder is removed while the browser still writes there, at times with a traceback at exit
-    weakref.finalize(_start_server, int)
-    kaleido.start_sync_server(path=find_browser(), silence_warnings=True)
-    _server_started = True
-
-
-def _server_thread():
-    """The thread of kaleido's running sync server (None when none runs or kaleido keeps it elsewhere)."""
-    import kaleido
-
-    server = getattr(kaleido, "_global_server", None)
-    return getattr(server, "_thread", None) if server is not None and server.is_running() else None
-
-
-def _keep_server_death() -> None:
-    """Keep the error that ends kaleido's server thread (a browser that cannot start) for the reason, not stderr."""
-    previous = threading.excepthook
-    if getattr(previous, "specviz_keeps_server_death", False):
-        return
-
-    def hook(args):
-        if args.thread is not None and args.thread is _server_thread():
-            _died.append(args.exc_value)
-            return
-        previous(args)
-
-    hook.specviz_keeps_server_death = True
-    threading.excepthook = hook
-
-
-def _stop_dead_server() -> None:
-    """Forget a server whose thread has ended (kaleido's close() returns at once then), so none is reused."""
-    global _server_started
-    if (thread := _server_thread()) is not None and not thread.is_alive():
-        import kaleido
-
-        kaleido.stop_sync_server(silence_warnings=True)
-    _server_started = False
-
-
-def _why(e: BaseException) -> str:
-    """An exception in one line: its type and first argument (kaleido's errors carry tuples of hints)."""
-    hints = len(e.args) > 1 and all(isinstance(a, str) for a in e.args)
-    return f"{type(e).__name__}: {e.args[0] if hints else e}".rstrip(": ")
-
-
-def _end_stuck_browser(grace_s: float = 10.0) -> None:
-    """SIGTERM choreographer's wrapper (our child; it ends the browser) of a browser that never answered (Linux)."""
-    import signal  # (else kaleido's exit hook would wait for that browser when the process ends)
-
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = stat.read_text().rsplit(")", 1)[1].split()[1]
-            cmd = (stat.parent / "cmdline").read_bytes()
-            if ppid == str(os.getpid()) and b"_unix_pipe_chromium_wrapper" in cmd:
-                os.kill(int(stat.parent.name), signal.SIGTERM)
-        except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
-            continue
-    if (thread := _server_thread()) is not None:
-        thread.join(grace_s)  # the server then fails as for a browser that did not start
-        _stop_dead_server()
-
-
-class BrowserFailed(RuntimeError):
-    """The browser did not start, or gave no picture in WAIT_S: not tried again in this process."""
-
-
-def _bounded(render, browser: str):
-    """render() in a worker thread, waited for at most WAIT_S; BrowserFailed at once when the browser died."""
-    box: dict = {}
-
-    def work():
-        try:
-            box["png"] = render()
-        except BaseException as e:  # noqa: BLE001 - passed on to the caller below
-            box["error"] = e
-
-    worker = threading.Thread(target=work, name="specviz-figure-png", daemon=True)
-    worker.start()
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        worker.join(0.02)
-        if not worker.is_alive():
-            break
-        server = _server_thread()
-        if server is not None and not server.is_alive():  # kaleido waits for ever on a server that died
-            cause = f" ({_why(_died[-1])})" if _died else ""
-            _stop_dead_server()
-            raise BrowserFailed(f"the browser {browser} did not start{cause}; set BROWSER_PATH to a working one")
-        if time.monotonic() > deadline:
-            _end_stuck_browser()
-            raise BrowserFailed(f"the browser {browser} gave no picture in {WAIT_S:g} s; restart to try again")
-    if "error" in box:
-        raise box["error"]
-    return box["png"]
+    """kaleido's browser, the one `find_browser` finds, started once per process (`export.start_server`)."""
+    start_server(find_browser())
 
 
 def defer_into(folder) -> str:
@@ -202,10 +91,7 @@ def figure_png(fig, width: int | None = None, height: int | None = None) -> byte
         return _defer(fig, width, height, folder)
     browser = find_browser()
     if browser is None:
-        _problem = "no Chrome/Chromium found for kaleido (set BROWSER_PATH)"
-        return None
-    if browser in _failed:
-        _problem = _failed[browser]
+        _problem = "no Chrome/Chromium found for kaleido (set BROWSER_PATH)" + passed_over()
         return None
 
     def render():
@@ -214,13 +100,10 @@ def figure_png(fig, width: int | None = None, height: int | None = None) -> byte
             return render_retrying(lambda: pio.to_image(fig, format="png", width=width, height=height))
 
     try:
-        _start_server()
-        png = _bounded(render, browser)
-    except BrowserFailed as e:  # one broken browser must not cost every later figure its own wait
-        _problem = _failed[browser] = str(e)
-        return None
+        _start_server()  # BrowserFailed at once for a browser that failed before: one wait, not one a figure
+        png = bounded(render, browser)
     except Exception as e:  # noqa: BLE001 - a missing image must never stop a notebook
-        _problem = _why(e)
+        _problem = str(e) if isinstance(e, BrowserFailed) else one_line(e)
         return None
     _problem = None
     return png

@@ -1,10 +1,11 @@
-"""A time budget for the learner's code that `check` runs (a function that sleeps or loops must not hang the notebook).
+"""A time budget for a learner's code that `exercises.check` and `audit` run (code that loops must not hang a notebook).
 
-`run_tasks` runs it where `MODE` says. "process" (the default on Linux): a forked child process, killed when
-its time is up, so nothing the code does (catch every exception in a loop, ignore SIGALRM, spend minutes in
-one C call, replace `np.allclose`) outlasts the limit or reaches the grade, computed here from the plain
-numbers the child sends back. "inline" (the default elsewhere: forking is unsafe on macOS, missing on
-Windows): this process, under `run_with_budget`, with what the code changed in `WATCHED` put back. That uses
+`run_tasks` runs it where `MODE` says; `call_within` runs one call and raises its error again. "process" (the
+default on Linux): a forked child process (`child_process`), killed when its time is up, so nothing the code does
+(catch every exception in a loop, ignore SIGALRM, spend minutes in one C call, replace `np.allclose`) outlasts
+the limit or reaches the grade, computed here from the plain numbers the child sends back. "inline" (the default
+elsewhere: forking is unsafe on macOS, missing on Windows): this process, under `run_with_budget`, with what the
+code changed in `WATCHED` put back. That uses
 
 * in the main thread with `signal.setitimer` and no real-time timer armed (a notebook's kernel), an
   ITIMER_REAL alarm that raises `OverBudget` (a BaseException, which `except Exception:` does not catch),
@@ -19,7 +20,7 @@ Windows): this process, under `run_with_budget`, with what the code changed in `
 >>> run_with_budget(lambda: time.sleep(5), 0.05)
 Traceback (most recent call last):
 ...
-specviz.exercises.budget.OverBudget: took longer than 0.05 s
+specviz.budget.OverBudget: took longer than 0.05 s
 """
 
 from __future__ import annotations
@@ -27,20 +28,18 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
-import io
 import multiprocessing
 import operator
 import os
-import pickle
 import signal
 import sys
 import threading
+import traceback
 import types
-import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import numpy as np
+from .child_process import attempt, in_child
 
 T = TypeVar("T")
 
@@ -120,8 +119,6 @@ MODES = ("auto", "process", "inline")
 MODE = "auto"
 """Where `check` runs the learner's code, read at check time: "process", "inline" or "auto" (see above)."""
 
-STARTUP_S = 10.0  # a child process may take this long to start (fork a large kernel) before the first call is timed
-MAX_REPLY_BYTES = 64 * 2**20  # the most a child process may send back for one call (results are cut to size first)
 WATCHED = ("math", "operator", "numbers", "fractions", "decimal", "signal", "numpy", "scipy", "specviz")
 """Inline, what these modules and their submodules (and builtins, specviz's classes) hold is put back afterwards."""
 
@@ -142,16 +139,67 @@ def run_tasks(tasks: Sequence[Callable], budget_s: float, mode: str | None, desc
     """(kind, value, how) of each task in turn, each within `budget_s`, where `mode` says: kind "ok" (value: what it
     returned: None, bools, numbers, text, tuples and numeric arrays only), "raised" (`describe(error)`), "timeout",
     "died" (the child's exit code) or "changed" (the names it replaced); how "process", "alarm" or "thread"."""
-    run = _in_child if mode_in_use(mode) == "process" else _inline
+    run = in_child if mode_in_use(mode) == "process" else _inline
     return run(list(tasks), budget_s, describe)
 
 
-def attempt(task: Callable, describe: Callable) -> tuple[str, Any]:
-    """("ok", task()) or ("raised", the text of its error), that text made within the budget (a __str__ may loop)."""
+WHERE = {
+    "process": "in a child process, ended at the limit",
+    "alarm": "in this process, under an alarm (code that catches BaseException or ignores SIGALRM outlasts it: "
+    "mode='process' ends it for sure)",
+    "thread": "in a worker thread of this process, where it may still be running (a thread cannot be ended)",
+}
+"""`call_within`'s words for where the code ran, by the `how` of a `run_tasks` outcome."""
+
+
+def call_within(fn: Callable[[], T], budget_s: float, mode: str | None = None, what: str = "the code", lift="") -> T:
+    """`fn()` within `budget_s` seconds where `mode` says (None: `MODE`): its value, or its error raised here (in a
+    child process: a built-in exception as its own type, any other as a RuntimeError naming it); a TimeoutError, or
+    a RuntimeError for a child that died or code that replaced what specviz uses, saying where `what` ran (and, on a
+    timeout, `lift`: how to give it more time)."""
+    inline = mode_in_use(mode) == "inline"
+    with contextlib.closing(run_tasks([fn], budget_s, mode, (lambda e: e) if inline else error_parts)) as runs:
+        kind, value, how = next(runs)
+    where = WHERE.get(how, "in this process")
+    if kind == "ok":
+        return value
+    if kind == "timeout":
+        raise TimeoutError(f"{what} took longer than {budget_s:g} s; it ran {where}" + (f" ({lift})" if lift else ""))
+    if kind == "died":
+        why = f"exit code {value}: does it call os._exit, or run out of memory?"
+        raise RuntimeError(f"{what} ended the child process it ran in without an answer ({why})")
+    if kind == "changed":
+        names = ", ".join(value)[:300]
+        raise RuntimeError(f"{what} replaced {names}, which specviz uses: put back; its result is not used")
+    if inline:
+        raise value
+    raise rebuilt(*value, what=what) from None
+
+
+def error_parts(e: BaseException) -> tuple[str, str, str]:
+    """(type name, message, where it was raised: 'file:line' outside specviz, else '') of an error, as plain text."""
     try:
-        return "ok", task()
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - the learner's code may raise anything
-        return "raised", describe(e)
+        said = str(e)[:2000]
+    except Exception:  # noqa: BLE001 - a learner's exception may fail to print itself
+        said = ""
+    frames = traceback.extract_tb(e.__traceback__)
+    last = frames[-1] if frames else None
+    inside = last is None or f"{os.sep}specviz{os.sep}" in last.filename
+    return type(e).__name__, said, "" if inside else f"{os.path.basename(last.filename)}:{last.lineno}"
+
+
+def rebuilt(name: str, message: str, where: str, what: str = "the code") -> Exception:
+    """The error `error_parts` described, as its built-in type when it is one (else a RuntimeError that names it)."""
+    at = f" ({what} raised it at {where}, in a child process)" if where else ""
+    kind = getattr(builtins, name, None)
+    if (
+        isinstance(kind, type)
+        and issubclass(kind, Exception)
+        and not issubclass(kind, OSError | UnicodeError | KeyError | StopIteration | StopAsyncIteration)
+    ):
+        with contextlib.suppress(Exception):
+            return kind(message + at)
+    return RuntimeError(f"{what} raised {name}: {message}{at}")
 
 
 def _inline(tasks: list, budget_s: float, describe: Callable) -> Iterator[tuple]:
@@ -167,100 +215,6 @@ def _inline(tasks: list, budget_s: float, describe: Callable) -> Iterator[tuple]
         yield ("changed", changed, how) if changed else (kind, value, how)
         if changed or kind == "timeout":
             return
-
-
-def _in_child(tasks: list, budget_s: float, describe: Callable) -> Iterator[tuple]:
-    """`run_tasks` in a forked child process, killed when a task runs past `budget_s` (or the caller stops early)."""
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-    args = (tasks, writer, describe, os.getpid())
-    child = context.Process(target=_child, args=args, name="specviz-check", daemon=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+: fork() of a process that has threads
-        child.start()
-    writer.close()
-    try:
-        for i, waited in enumerate([STARTUP_S] + [budget_s] * len(tasks)):  # "ready" first, then one reply a task
-            if not reader.poll(waited):
-                yield "timeout", None, "process"
-                return
-            try:
-                reply = decode(reader.recv_bytes(MAX_REPLY_BYTES))
-                if (reply == ("ready",)) != (i == 0):
-                    raise ValueError("a reply out of turn")
-            except Exception:  # noqa: BLE001 - it died, or sent garbage: what it sends is never trusted
-                child.kill()
-                child.join(5)
-                yield "died", child.exitcode, "process"
-                return
-            if i:
-                yield (*reply, "process")
-    finally:
-        reader.close()
-        child.kill()
-        child.join(5)
-
-
-def _child(tasks: list, writer, describe: Callable, parent: int) -> None:
-    """A child process's work: send "ready", then each task's `attempt`, then exit at once (no clean-up runs)."""
-    try:
-        if sys.platform.startswith("linux"):  # killed with the kernel, even by kill -9 (PR_SET_PDEATHSIG is 1)
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)
-        if os.getppid() != parent:  # the kernel died before that
-            os._exit(0)
-        if "torch" in sys.modules:  # torch's OpenMP pool does not survive fork: one thread, or a parallel op hangs
-            sys.modules["torch"].set_num_threads(1)
-        writer.send_bytes(encode(("ready",)))
-        for task in tasks:
-            reply = attempt(task, describe)
-            for stream in (sys.stdout, sys.stderr):  # what the code printed, before the parent may kill this
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            try:
-                writer.send_bytes(encode(reply))
-            except TypeError as e:
-                writer.send_bytes(encode(("raised", describe(e))))
-    except BaseException:  # noqa: BLE001, S110 - the parent reports a child that ends without a reply
-        pass
-    os._exit(0)
-
-
-def encode(value, top: bool = True):
-    """Plain data (None, bools, numbers, text, bytes, tuples, numeric arrays) as bytes, each array as [dtype, shape,
-    bytes] (no other list is sent); a TypeError for anything else."""
-    if type(value) is tuple:
-        value = tuple(encode(v, False) for v in value)
-    elif type(value) is np.ndarray and value.dtype.kind in "biuf":
-        value = [value.dtype.str, list(value.shape), value.tobytes()]
-    elif value is not None and type(value) not in (bool, int, float, str, bytes):
-        raise TypeError(
-            f"a {type(value).__name__} cannot be sent back from a child process (numbers, text and arrays can)"
-        )
-    return pickle.dumps(value, protocol=4) if top else value
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """Builds None, bools, numbers, text, bytes, tuples and lists only: no class, so no code runs."""
-
-    def find_class(self, module, name):
-        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
-
-
-def decode(data, top: bool = True):
-    """A reply tuple that `encode` made, read back without running any code; a ValueError for anything else."""
-    v = _PlainUnpickler(io.BytesIO(data)).load() if top else data
-    if type(v) is tuple:
-        v = tuple(decode(x, False) for x in v)
-    elif type(v) is list:
-        spec, shape, raw = v
-        dtype, shape = np.dtype(spec), tuple(int(s) for s in shape)
-        if dtype.kind not in "biuf" or type(raw) is not bytes:
-            raise ValueError(f"not a numeric array: {dtype}")
-        v = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-    kind = v[0] if top and type(v) is tuple and v and type(v[0]) is str else None
-    if top and (kind not in ("ok", "raised", "ready") or len(v) != (1 if kind == "ready" else 2)):
-        raise ValueError("not a reply")
-    return v
 
 
 def snapshot() -> list[tuple[str, object, dict]]:
