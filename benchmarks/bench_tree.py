@@ -230,6 +230,16 @@ def finite(v):
 # ----------------------------------------------------------------------------- measuring
 
 
+def shape_name(shape: str) -> str:
+    """A step shape as the tables print it: "3,2,1" a tree, "chain 4" for "1,1,1,1", "plain" as it is.
+
+    >>> shape_name("3,2,1"), shape_name("1,1,1,1"), shape_name("plain")
+    ('3,2,1', 'chain 4', 'plain')
+    """
+    parts = shape.split(",")
+    return f"chain {len(parts)}" if all(p == "1" for p in parts) else shape
+
+
 def call_row(prompt: str, name: str, results: list, speedup: float, cost: tuple, prefill: float) -> dict:
     """One decoder's tokens per target call, nodes per step and the cost model's prediction beside its speed-up.
 
@@ -255,7 +265,7 @@ def call_row(prompt: str, name: str, results: list, speedup: float, cost: tuple,
         "tokens / plain step": st.tokens_per_call / (verify + draft),
         "predicted": predicted_speedup(st.tokens_per_call, verify + draft, prefill, tokens),
         "measured": speedup,
-        "shapes (most used)": "; ".join(f"{shape} x{n}" for shape, n in getattr(st, "shapes", ())[:3]),
+        "shapes (most used)": "; ".join(f"{shape_name(shape)} x{n}" for shape, n in getattr(st, "shapes", ())[:3]),
     }
 
 
