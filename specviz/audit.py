@@ -144,7 +144,9 @@ def _draw(sampler, p, q, n, seed, params, rule_drafts=False, limit=None, mode=No
         raise TypeError(f"{', '.join(params)}: options of a rule name; a function sampler(p, q, n, rng) takes none")
     if limit is None:
         return draw_function(sampler, p, q, n, seed)
-    lift = "time_limit=None runs it here without a limit"
+    lift = "time_limit=None runs it without a limit" + (
+        "; mode='process' ends code that outlasts it" if mode == "inline" else ""
+    )
     return call_within(partial(draw_function, sampler, p, q, n, seed), limit, mode, "the sampler", lift)
 
 
@@ -277,9 +279,12 @@ def audit(
     `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law (`textbook_joint`,
     pooled chi-square at EFFICIENCY_SIGNIFICANCE; it needs the drafts, as `efficiency=True` does): what an exercise
     that asks for that rule checks. `efficiency` and `joint` take True or False only ("yes", 1: a TypeError).
-    A sampler function gets `time_limit` seconds (None: no limit, run here), run where `mode` says (None:
-    `specviz.budget.MODE`; on Linux "process", a child process ended at the limit whatever the code does; "inline":
-    this process); past it a TimeoutError says where it ran, and its own errors are raised as they are.
+    A sampler function gets `time_limit` seconds (None: no limit), run where `mode` says: "inline" (the default:
+    this process, so the sampler's own state and side effects stay yours; the limit is a timer signal, which code
+    that catches BaseException or spends minutes in one C call can outlast), "process" (a forked child process
+    ended at the limit whatever the code does: for code you do not trust; Linux) or "auto" (`specviz.budget.MODE`,
+    what `sv.exercises.check` uses). Past the limit a TimeoutError says where it ran; its own errors are raised as
+    they are.
 
     >>> from specviz.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -299,8 +304,9 @@ def audit(
         raise TypeError(f"efficiency must be True, False or None ({why}), got {efficiency!r:.80}")
     efficiency, joint = (None if efficiency is None else bool(efficiency)), flag(joint, "joint")
     limit = None if time_limit is None else real(time_limit, "time_limit (seconds, or None)", lo=0, lo_open=True)
-    if mode is not None:  # checked even when no function of the learner's runs
-        mode_in_use(mode)
+    # "inline" unless asked: a verifier's own state (counters, a torch generator) must not stay in a child process
+    mode = "inline" if mode is None else mode
+    mode_in_use(mode)  # checked even when no function of the learner's runs
     tokens, drafts = _draw(sampler, p, q, n, seed, params, efficiency or joint, limit, mode)
     if (efficiency or joint) and drafts is None:
         need = "efficiency=True" if efficiency else "joint=True"

@@ -723,6 +723,12 @@ def test_pipes_and_full_disks_as_processes(tmp_path):
     record(outcomes)
 
 
+def ctrl_c_heard() -> None:
+    """In the child before exec: SIGINT as a terminal's Ctrl+C finds it (a shell's `cmd &` or nohup starts a suite with
+    SIGINT ignored, which every child would inherit, and an ignored Ctrl+C tests nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_during_a_load_and_a_run_as_a_process():
     """SIGINT while `specviz run` imports torch and loads the pair (2 s in), and once the pair is loaded (its
@@ -733,7 +739,7 @@ def test_ctrl_c_during_a_load_and_a_run_as_a_process():
     # notebook runs set TQDM_DISABLE in the test process, and a child inherits it)
     env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")}
     for when in ("loading", "running"):
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=ctrl_c_heard)
         err = b""
         if when == "loading":
             time.sleep(2.0)
@@ -793,7 +799,13 @@ def test_ctrl_c_while_the_command_still_imports_is_one_line(tmp_path):
     outcomes = []
     for how, argv in (("console script", [sys.executable, str(script)]), ("python -m specviz", PY)):
         for _ in range(3):
-            p = subprocess.Popen([*argv, "models", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            p = subprocess.Popen(
+                [*argv, "models", "list"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                preexec_fn=ctrl_c_heard,
+            )
             deadline = time.monotonic() + 60
             while p.poll() is None and not numpy_loading(p.pid) and time.monotonic() < deadline:
                 time.sleep(0.0005)

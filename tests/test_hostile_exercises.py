@@ -843,7 +843,7 @@ out = []
 for label, f in fighters():
     start = time.monotonic()
     try:
-        sv.audit(f, sv.TUTORIAL_P, sv.TUTORIAL_Q, n=1000, time_limit=float(sys.argv[1]))
+        sv.audit(f, sv.TUTORIAL_P, sv.TUTORIAL_Q, n=1000, time_limit=float(sys.argv[1]), mode="process")
         error = None
     except Exception as e:
         error = f"{type(e).__name__}: {e}"
@@ -856,7 +856,7 @@ print(json.dumps(out))
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the child process is the default on Linux only")
 def test_audit_ends_code_that_fights_the_time_limit_in_a_child_process():
     """`sv.audit(sampler, ...)` called directly ran the learner's sampler with no limit at all: each fighter hung the
-    kernel. Now (by default, on Linux) it runs in a child process ended at `time_limit`, and the TimeoutError says so.
+    kernel. With mode="process" it runs in a child process ended at `time_limit`, and the TimeoutError says so.
     Run as a notebook would, in a process of its own (a fighter that is not ended is a HANG, not a stuck suite)."""
     tests = os.path.dirname(os.path.abspath(__file__))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
@@ -871,7 +871,7 @@ def test_audit_ends_code_that_fights_the_time_limit_in_a_child_process():
     assert len(outcomes) == 4
     for label, error, seconds in outcomes:
         said = f"TimeoutError: the sampler took longer than {BUDGET_S:g} s; it ran in a child process, ended at the "
-        said += "limit (time_limit=None runs it here without a limit)"
+        said += "limit (time_limit=None runs it without a limit)"
         assert error == said and seconds < BUDGET_S + MARGIN_S, f"{label}: {error!r} after {seconds:.1f} s"
 
 
@@ -897,6 +897,9 @@ def test_audit_says_where_the_sampler_ran_and_passes_its_errors_on():
         sv.audit(raises_here(ValueError), P, Q, n=1000, mode="inline")
     with pytest.raises(ValueError, match=f"^{here}$"):
         sv.audit(raises_here(ValueError), P, Q, n=1000, time_limit=None)
+    seen = []  # the default runs here, under its time limit: a verifier's own state (counters, stats) stays the caller's
+    sv.audit(lambda p, q, n, rng: seen.append(os.getpid()) or rng.choice(len(p), n, p=p), P, Q, n=1000)
+    assert seen == [os.getpid()]
     with pytest.raises(RuntimeError, match=r"the sampler raised KeyError: .*pid"):
         sv.audit(raises_here(KeyError), P, Q, n=1000, mode="process")
     with pytest.raises(RuntimeError, match=r"the sampler raised SystemExit: 4"):
