@@ -279,12 +279,9 @@ def audit(
     `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law (`textbook_joint`,
     pooled chi-square at EFFICIENCY_SIGNIFICANCE; it needs the drafts, as `efficiency=True` does): what an exercise
     that asks for that rule checks. `efficiency` and `joint` take True or False only ("yes", 1: a TypeError).
-    A sampler function gets `time_limit` seconds (None: no limit), run where `mode` says: "inline" (the default:
-    this process, so the sampler's own state and side effects stay yours; the limit is a timer signal, which code
-    that catches BaseException or spends minutes in one C call can outlast), "process" (a forked child process
-    ended at the limit whatever the code does: for code you do not trust; Linux) or "auto" (`specviz.budget.MODE`,
-    what `sv.exercises.check` uses). Past the limit a TimeoutError says where it ran; its own errors are raised as
-    they are.
+    A sampler function gets `time_limit` s (None: no limit), run where `mode` says: "inline" (default: here, its
+    state yours; a timer that code catching BaseException can outlast), "process" (a forked child ended at the
+    limit; Linux) or "auto" (`budget.MODE`, as `sv.exercises.check`); past it a TimeoutError says where it ran.
 
     >>> from specviz.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
