@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_tree import tree_name, tree_parents  # noqa: E402 - pure helpers; bench_tree imports no plotly
+from bench_tree import forward_calls, tree_name  # noqa: E402 - pure helpers; bench_tree imports no plotly
 
 from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
 from specviz.lm.stats import spec_stats  # noqa: E402
@@ -350,22 +350,13 @@ def tree_decoders() -> dict:
 def forward_costs(model: HFModel, base: list, dev, nodes=TREE_NODES, reps: int = 20) -> tuple[float, dict]:
     """(plain step ms, {"chain": {n: plain steps}, "tree": {n: plain steps}}) of one forward over n positions.
 
-    The chain is `feed` of n tokens, the tree `Session.feed_tree` of n nodes (bench_tree's binary
-    `tree_parents(n)`, under the last committed token); the plain step is the chain of one. Wall clock
+    The chain is `feed` of n tokens, the tree `Session.feed_tree` of n nodes (bench_tree's `forward_calls`: a
+    binary tree under the last committed token); the plain step is the chain of one. Wall clock
     with a device sync on both sides, median of `reps` in shuffled order after one untimed round, the
     cache rolled back after each.
     """
-    fill = (base * (max(nodes) // len(base) + 1))[: max(nodes)]
     with torch.inference_mode():
-        session = model.session(base)
-        length, logits = session.length, session.next_logits
-        calls = {}
-        for n in nodes:
-            calls[("chain", n)] = (lambda n=n: session.feed(fill[:n]), lambda: session.truncate(length, logits))
-            calls[("tree", n)] = (
-                lambda n=n: session.feed_tree(fill[:n], tree_parents(n)),
-                lambda: session.keep_path([], logits),
-            )
+        calls = forward_calls(model.session(base), base, nodes)
         keys, times, rnd = list(calls), {k: [] for k in calls}, random.Random(0)
         for rep in range(reps + 1):  # round 0: the warm-up
             rnd.shuffle(keys)

@@ -300,6 +300,24 @@ def prefill_steps(model, ids: list, plain_step_s: float, reps: int) -> float:
     return statistics.median(ts) / plain_step_s
 
 
+def forward_calls(session, base: list, nodes) -> dict:
+    """{("chain" | "tree", n): (one forward over n positions, its undo)} on `session` (which read `base`).
+
+    The chain is `feed` of n tokens, the tree `feed_tree` of n nodes (`tree_parents(n)`) under the last
+    committed token; each undo puts the cache back as it was. What this benchmark and bench_gpu.py time.
+    """
+    fill = (base * (max(nodes) // len(base) + 1))[: max(nodes)]
+    length, logits = session.length, session.next_logits
+    calls = {}
+    for n in nodes:
+        calls[("chain", n)] = (lambda n=n: session.feed(fill[:n]), lambda: session.truncate(length, logits))
+        calls[("tree", n)] = (
+            lambda n=n: session.feed_tree(fill[:n], tree_parents(n)),
+            lambda: session.keep_path([], logits),
+        )
+    return calls
+
+
 def verify_costs(model, base: list, nodes=NODES, reps: int = 9, seed: int = 0) -> tuple:
     """(plain step seconds, {"chain": {n: plain steps}, "tree": {n: plain steps}}) of one forward over n positions.
 
@@ -308,18 +326,8 @@ def verify_costs(model, base: list, nodes=NODES, reps: int = 9, seed: int = 0) -
     """
     if 1 not in nodes:
         raise ValueError(f"nodes must include 1 (the plain step), got {nodes}")
-    fill = (base * (max(nodes) // len(base) + 1))[: max(nodes)]
     with torch.inference_mode():
-        session = model.session(base)
-        length, logits = session.length, session.next_logits
-        calls = {}
-        for n in nodes:
-            calls[("chain", n)] = (lambda n=n: session.feed(fill[:n]), lambda: session.truncate(length, logits))
-            calls[("tree", n)] = (
-                lambda n=n: session.feed_tree(fill[:n], tree_parents(n)),
-                lambda: session.keep_path([], logits),
-            )
-        times = cpu_times(calls, reps, seed)
+        times = cpu_times(forward_calls(model.session(base), base, nodes), reps, seed)
     step = statistics.median(times[("chain", 1)])
     return step, {k: {n: statistics.median(times[(k, n)]) / step for n in nodes} for k in ("chain", "tree")}
 

@@ -135,15 +135,8 @@ class TreeSteps:
         path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
         P_path, Q_path = P.index_select(0, path_rows), Q.index_select(0, path_rows)  # a padded -1 reads the root
         tops = top_tokens(P_path, Q_path, min(self.top_n, V))
-        final = verdict.residual.topk(min(max(self.top_n, 1), V))  # what the final token was drawn from
         h = read_once(
-            path=verdict.path,  # (depth,) accepted nodes, padded with -1
-            accepted=verdict.accepted,  # () the path's length
-            token=verdict.token,  # () the final token
-            fates=verdict.fates,  # (N,) 1 accepted, 0 rejected, -1 never tested
-            bonus=verdict.bonus,  # () the walk stopped at a leaf: the final token came from P
-            final_ids=final.indices,  # (top,) R's (or P's) top tokens at the stop node
-            final_p=final.values,  # (top,)
+            **_verdict_reads(verdict, min(max(self.top_n, 1), V)),
             tokens=tokens,  # (N,)
             p_x=P[node_rows, tokens],  # (N,) p of each node's token after its parent
             q_x=Q[node_rows, tokens],  # (N,) q of each node's token after its parent
@@ -190,15 +183,8 @@ class TreeSteps:
         if top_n:  # p's top tokens at each path position (q is one-hot on each node: its top is the node's token)
             tp = P.index_select(0, path_rows).topk(top_n, dim=-1)
             tops = dict(top_p_ids=tp.indices, top_p=tp.values)  # (depth + 1, top_n) each
-        final = verdict.residual.topk(min(max(self.top_n, 1), V))  # what the final token was drawn from
         h = read_once(
-            path=verdict.path,  # (depth,) accepted nodes, padded with -1
-            accepted=verdict.accepted,  # () the path's length
-            token=verdict.token,  # () the final token
-            fates=verdict.fates,  # (N,) 1 accepted, 0 rejected, -1 never tested
-            bonus=verdict.bonus,  # () the walk stopped at a leaf: the final token came from P
-            final_ids=final.indices,  # (top,)
-            final_p=final.values,  # (top,)
+            **_verdict_reads(verdict, min(max(self.top_n, 1), V)),
             tokens=tokens,  # (N,)
             p_x=P[lay.parent_rows[1:], tokens],  # (N,) p of each node's token after its parent
             target_bad=_any_bad([all_rows[:1]] + [all_rows[1 + a : 1 + a + n] for a, n in trie.levels]),  # (depth+1,)
@@ -226,6 +212,20 @@ def _target_rows(T, seq: list, tokens: torch.Tensor, parents, dev) -> tuple[torc
         rows = T.feed_tree(ids, chain + [p + m if p >= 0 else m - 1 for p in parents]).to(dev)
         return rows[m - 1 :], m  # row 0 after the root, row 1 + i after node i
     return torch.cat([T.next_logits.reshape(1, -1).to(dev), T.feed_tree(tokens, parents).to(dev)]), 0
+
+
+def _verdict_reads(verdict, top: int) -> dict:
+    """What every tree step reads of its verdict, as `read_once` takes it (device tensors; nothing is read here)."""
+    final = verdict.residual.topk(top)  # what the final token was drawn from: R at the stop node, or P after a leaf
+    return dict(
+        path=verdict.path,  # (depth,) accepted nodes, padded with -1
+        accepted=verdict.accepted,  # () the path's length
+        token=verdict.token,  # () the final token
+        fates=verdict.fates,  # (N,) 1 accepted, 0 rejected, -1 never tested
+        bonus=verdict.bonus,  # () the walk stopped at a leaf: the final token came from P
+        final_ids=final.indices,  # (top,) R's (or P's) top tokens at the stop node
+        final_p=final.values,  # (top,)
+    )
 
 
 def _any_bad(levels: list) -> torch.Tensor:
