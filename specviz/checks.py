@@ -151,10 +151,13 @@ def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool
     """A draft tree's shape: drafts per node at each depth, a tuple of whole numbers 1..MAX_TREE_WIDTH
     (at most MAX_TREE_NODES nodes in all), an int k (k at every depth), "auto" when `auto`, or None (a chain).
 
-    The one place a tree shape is read; `text=True` also reads "3,2,1" as a command line gives it.
+    The one place a tree shape is read; `text=True` also reads "3,2,1" as a command line gives it, and
+    one number, "3", as the int k it stands for (k drafts per node at every depth, up to γ).
 
     >>> tree_setting((3, 2, 1)), tree_setting(2), tree_setting("3,2,1", text=True), tree_setting(None)
     ((3, 2, 1), 2, (3, 2, 1), None)
+    >>> tree_setting(" 3 ", text=True), tree_setting("3, 2", text=True), tree_setting(" Auto", text=True)
+    (3, (3, 2), 'auto')
     >>> tree_setting((3, 0))
     Traceback (most recent call last):
     ...
@@ -165,11 +168,12 @@ def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool
     if isinstance(x, str):
         if auto and x.strip().lower() == AUTO:
             return AUTO
-        parts = x.replace(" ", "").split(",") if text else None
+        typed = x.replace(" ", "")
+        parts = typed.split(",") if text else None
         if not parts or not all(p.isdigit() and p.isascii() for p in parts):
             valid = "drafts per depth such as (3, 2, 1)" + (" or 'auto'" if auto else "")
             raise ValueError(f"{name} must be {valid}, got {x!r}")
-        x = tuple(int(p) for p in parts)
+        x = int(parts[0]) if "," not in typed else tuple(int(p) for p in parts)  # "3": k at every depth
     if isinstance(x, (tuple, list)):
         if not 1 <= len(x) <= MAX_GAMMA:
             raise ValueError(f"{name} must have 1..{MAX_GAMMA} depths, got {len(x)}")

@@ -466,17 +466,6 @@ def test_the_package_exports_its_builders():
         )
 
 
-@pytest.mark.parametrize(
-    "name", ["specviz.figures", *(f"specviz.figures.{m}" for m in FIGURE_MODULES), "specviz.widgets"]
-)
-def test_docstring_examples(name):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
-
 # ------------------------------------------------------------- static pictures drawn later (tools/book.py)
 
 

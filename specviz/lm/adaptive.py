@@ -93,7 +93,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
-from .gamma_chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, whole
+from .gamma_chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, summary_of, whole
 
 __all__ = ["AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
 
@@ -348,11 +348,13 @@ class AutoGamma(GammaChooser):
             out.append(tokens / cost if cost > 0 else 0.0)
         return out
 
-    def choose(self, room, run=None, match=None) -> int:
+    def choose(self, room, summary=None, match=None, run=None) -> int:
         room = whole(room, "room")
-        match = None if match is None else whole(match, "match")
+        summary = summary_of(summary, match, run)
+        run = None if summary is None else summary.proposes  # how many the draft proposes (a lookup), or None
+        match = None if summary is None or summary.match is None else whole(summary.match, "match")
         if run is not None:  # the unknown deep end of a run is priced by a prior: grow into it step by step
-            top = min(self.max_gamma, room, len(run), max(self.probe_max, int(self.growth * self.longest)))
+            top = min(self.max_gamma, room, run, max(self.probe_max, int(self.growth * self.longest)))
         else:
             top = min(self.max_gamma, self.max_model_gamma, room)
         if top <= 0:
@@ -445,17 +447,18 @@ class AutoGamma(GammaChooser):
             self.probe_after = 4  # this drafting step beat a plain step: look again soon after the next zero
 
 
-def as_chooser(gamma) -> GammaChooser:
+def as_chooser(gamma, checked: bool = False) -> GammaChooser:
     """A GammaChooser from a whole number, "auto" (read by `gamma_setting`), or a chooser (checked by `check_chooser`).
 
     Errors name `gamma`. "auto" is a new `AutoGamma(remember=True)` each call: one per run.
+    `checked=True`: `gamma` was read already (a `GenerationSettings` field), and is not read again.
     """
     if isinstance(gamma, GammaChooser):
         return check_chooser(gamma)
     if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # a chooser of its own (numpy scalars have choose)
         raise TypeError(f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}")
-    gamma = gamma_setting(gamma, auto=True)
-    return AutoGamma(remember=True) if gamma == AUTO else FixedGamma(gamma)
+    gamma = gamma if checked else gamma_setting(gamma, auto=True)
+    return AutoGamma(remember=True) if gamma == AUTO else FixedGamma(gamma, checked=True)
 
 
 _MEMORY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # draft model -> {(id(target), settings): AutoGamma}

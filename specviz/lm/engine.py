@@ -13,10 +13,12 @@ distributions from `specviz.lm.logits`). The host learns the outcome once per ve
 in a single transfer of the drafts, the accepted count, the extra token and the numbers the
 step record keeps; `specviz.lm.readout` makes the step's `StepRecord` from that read.
 
-A draft may propose fewer than γ tokens: a draft session whose `next_logits` is None has
-no proposal, and the step verifies what it has. A deterministic draft (prompt lookup) has a
-`propose_run(limit)` method instead: one lookup gives the whole run it proposes, q is one-hot
-on it, and no per-token Python runs while drafting.
+The draft side of a step is one protocol (`specviz.lm.drafts`): before the γ chooser decides, the
+draft gives a `Summary` of what it can propose (prompt lookup looks up its run there; a model draft
+gives none), then proposes a chain or a tree (a model draft draws from q; prompt lookup's q is
+one-hot on its run or trie), then is told what the target kept and rolls back. The engine has one
+chain step and one tree step for every kind. A draft may propose fewer than γ tokens (a session
+whose `next_logits` is None has no proposal): the step verifies what it has.
 
 A run's settings are one `GenerationSettings` (as keywords or `settings=`). γ is a whole number,
 "auto" (`specviz.lm.adaptive.AutoGamma` chooses each step's, 0 included, from what the run
@@ -47,6 +49,7 @@ import torch
 
 from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
 from .adaptive import as_chooser, recall, remember
+from .drafts import ONE_HOT, draft_for
 from .inputs import check_callback, check_model, check_pair, eos_ids, model_prompt
 from .logits import (
     bad_rows,
@@ -61,7 +64,7 @@ from .logits import (
 )
 from .readout import StepClock, read_once, step_record, top_tokens
 from .results import GenerationResult, StepRecord
-from .settings import GenerationSettings, keyword_settings, settings_or
+from .settings import DEFAULT_MAX_NEW_TOKENS, GenerationSettings, keyword_settings, settings_or
 from .tree_plan import tree_plan
 from .tree_step import TreeSteps
 
@@ -69,6 +72,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from ..standardize import Sampling
+    from .drafts import Draft, Proposal
     from .gamma_chooser import GammaChooser
     from .models import LanguageModel, Session
     from .pair import Pair
@@ -128,7 +132,9 @@ class SpeculativeEngine(TreeSteps):
             settings = GenerationSettings()
         check_pair(pair)
         check_callback(on_step, "on_step")
-        chooser = as_chooser(settings.gamma)  # a new chooser each run: "auto" learns within one run
+        chooser = as_chooser(
+            settings.gamma, checked=True
+        )  # read by the settings; a new chooser each run: "auto" learns within one run
         plan, chooser = tree_plan(settings.tree, chooser)  # None: chains; tree="auto" chooses shape and depth
         s = settings.sampling
         ids = model_prompt(pair, prompt, (pair.target, pair.draft), settings.chat, settings.max_new_tokens)
@@ -141,35 +147,33 @@ class SpeculativeEngine(TreeSteps):
         t_start = time.perf_counter()
         with torch_threads(settings.threads), torch.inference_mode():
             T = pair.target.session(ids)
-            D = pair.draft.session(ids)
-            lookup = hasattr(D, "propose_run")  # a deterministic draft: one lookup proposes the whole run
+            draft = draft_for(pair.draft, pair.draft.session(ids))  # its kind: `specviz.lm.drafts`
+            if draft.features:  # a draft that reads the target's features: the target keeps them from now on
+                T.read_features = True
             cpu = _device(pair.target).type == "cpu"  # a GPU step times its phases with CUDA events (`StepClock`)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:
                 room = max_new_tokens - len(result.new_ids) - 1
-                run = match = trie = None
+                summary = None
                 t0 = time.perf_counter()
-                if lookup and room > 0:  # its best run (cut after an end token), and with a tree its trie of runs
-                    run, match, trie = self._lookup_draft(D, seq, min(room, chooser.max_gamma), plan, eos)
+                if room > 0:  # what the draft can propose (a lookup looks here: its run, with a tree its trie of runs)
+                    limit = min(room, chooser.max_gamma)
+                    widest = None if plan is None else plan.widths(limit) if limit >= 1 else ()
+                    summary = draft.summary(seq, limit, widest, eos)
                 lookup_s = time.perf_counter() - t0
-                g = chooser.choose(room, run, match)
+                g = chooser.choose(room, summary)
                 # (the exact-int test first: an ABC isinstance costs microseconds every step)
                 whole = g.__class__ is int or (isinstance(g, numbers.Integral) and not isinstance(g, bool))
                 if not (whole and 0 <= g <= room):
                     raise ValueError(f"{type(chooser).__name__}.choose returned {g!r}: need a whole number 0..{room}")
-                if run is not None:
-                    run = run[:g]
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
                 widths = plan.widths(int(g)) if plan is not None and g else None  # a tree of depth g, or a chain
-                if trie is not None and widths is not None:  # prompt lookup: the trie cut to the step's shape
-                    trie = trie.cut(widths)
-                    run, widths = (trie.chain, None) if trie.chain is not None else (None, trie)  # a chain: its run
-                if widths is not None and (trie is not None or max(widths) > 1):
-                    rec = self._tree_step(T, D, seq, s, widths, gen_t, gen_d, len(result.steps), len(result.new_ids))
-                elif g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
+                if g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
                     rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)
                 else:
-                    rec = self._step(T, D, seq, s, int(g), gen_t, gen_d, len(result.steps), len(result.new_ids), run)
+                    rec = self._step(
+                        T, draft, seq, s, int(g), widths, gen_t, gen_d, len(result.steps), len(result.new_ids)
+                    )
                 rec.draft_s += lookup_s
                 emitted = rec.emitted
                 seq += emitted
@@ -179,6 +183,7 @@ class SpeculativeEngine(TreeSteps):
                     # the chooser pays for the whole step: this loop's own work (choosing, sampling, records)
                     # costs the same at every γ, so leaving it out would make plain steps look cheaper than they are
                     loop_s = max(time.perf_counter() - t0 - rec.draft_s - rec.verify_s, 0.0)
+                    match = None if summary is None else summary.match
                     chooser.observe(rec.gamma, rec.accepted, rec.draft_s, rec.verify_s + loop_s, match)
                     if plan is not None:
                         plan.observe_step(rec)
@@ -196,47 +201,30 @@ class SpeculativeEngine(TreeSteps):
         result.text = _decode(pair, result.new_ids)
         return result
 
-    def _draft(self, D, seq, s: Sampling, g: int, gen):
-        """Up to g draft tokens from q: ((γ',) ids on the device, (γ', V) q rows, logits after each prefix)."""
-        if g == 0:  # nothing to draft: the draft reads what it missed at its next drafting step
-            return [], [], [None]
-        pend = seq[D.length :]
-        if pend:
-            D.feed(pend)
-        d_logits = [D.next_logits]  # d_logits[j]: the draft's logits after seq + drafts[:j]
-        drafts, q_rows = [], []
-        for j in range(g):
-            if d_logits[j] is None:  # no proposal (e.g. prompt lookup without a match)
-                break
-            q_j = probs_on_device(d_logits[j], s)  # (1, V)
-            x = categorical_torch(q_j, gen)  # (1,) stays on the device
-            drafts.append(x)
-            q_rows.append(q_j)
-            if j < g - 1:
-                D.feed(x)
-                d_logits.append(D.next_logits)
-        return drafts, q_rows, d_logits
+    def propose(self, draft: Draft, seq: list, s: Sampling, g: int, widths: tuple | None, gen) -> Proposal:
+        """The step's proposal: a chain of up to g drafts (`widths` None) or a tree (a hook: `specviz.lm.peeking`)."""
+        return draft.propose(seq, s, g, widths, gen)
 
-    def _step(
-        self, T, D, seq, s: Sampling, g: int, gen_t, gen_d, index: int, start: int, run: list | None = None
-    ) -> StepRecord:
-        """One verify step of up to g drafts: draft, one target forward, accept or replace, one host read, roll back."""
+    def _step(self, T, draft: Draft, seq, s: Sampling, g: int, widths, gen_t, gen_d, index: int, start: int):
+        """One verify step: the draft proposes a chain or a tree, the chain step or the tree step verifies it."""
+        clock = StepClock(_device(T.model))
+        clock.mark()
+        prop = self.propose(draft, seq, s, g, widths, gen_d)
+        clock.mark()
+        if not prop.size:  # nothing proposed (a draft with no proposal here): a plain target step
+            return self._target_step(T, seq, s, gen_t, index, start, clock)
+        verify = self._tree_step if prop.tree else self._chain_step
+        return verify(T, draft, prop, seq, s, gen_t, index, start, clock)
+
+    def _chain_step(self, T, draft: Draft, prop: Proposal, seq, s: Sampling, gen_t, index: int, start: int, clock):
+        """A chain's verify: one target forward, accept or replace, one host read, both sides rolled back."""
         n = len(seq)
         dev = _device(T.model)
-        clock = StepClock(dev)
-        clock.mark()
-        if run is not None:  # a deterministic draft's run: q is one-hot on each proposed token
-            drafts, q_rows, d_logits = [torch.tensor(run, dtype=torch.long, device=dev)] if run else [], None, [None]
-            g = len(run)
-        else:
-            drafts, q_rows, d_logits = self._draft(D, seq, s, g, gen_d)
-            g = len(drafts)
-        clock.mark()
-        if g == 0:
-            return self._target_step(T, seq, s, gen_t, index, start, clock)
+        g = prop.size
+        q_rows, d_logits = (None if prop.q is ONE_HOT else prop.q), prop.logits
         # --- verify: one target forward over the pending tokens and all drafts
         pend_t = torch.tensor(seq[T.length :], dtype=torch.long, device=dev)
-        x = torch.cat([d.to(dev) for d in drafts])  # (γ,), γ >= 1 here
+        x = prop.tokens.to(dev)  # (γ,), γ >= 1 here
         before = T.next_logits
         rows = T.feed(torch.cat([pend_t, x]))  # (len(pending) + γ, V)
         # all_rows[i]: logits after T.length_old - 1 + i tokens, on the target's one device (`.to` is a no-op when
@@ -277,7 +265,7 @@ class SpeculativeEngine(TreeSteps):
             raise_if_bad(h.target_bad, h.draft_bad, start, index)
         # --- roll both caches back to the accepted prefix
         self.rollback(T, n + k, all_rows[base + k])
-        self.rollback(D, n + k, d_logits[k] if k < len(d_logits) else None)
+        self.tell(draft, prop, list(range(k)), T.features[: len(pend_t) + k] if draft.features else None)
         return step_record(h, k, token, index, start, clock)
 
     def _textbook_hooks(self) -> bool:
@@ -360,8 +348,8 @@ def _decode(pair, ids) -> str:
 def speculative_generate(
     pair: Pair,
     prompt: str | Sequence[int] | torch.Tensor | np.ndarray,
-    max_new_tokens: int = 64,
-    gamma: int | str | GammaChooser = 4,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    gamma: int | str | GammaChooser | None = None,
     temperature: float = 1.0,
     top_k: int | None = None,
     top_p: float | None = None,
@@ -377,6 +365,7 @@ def speculative_generate(
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
     `gamma`: drafts per verify step, a whole number >= 0 (0: plain decoding through the engine),
+    None (the default: "auto" for a chain, a fixed tree's own depth: `specviz.lm.settings.DEFAULT_GAMMA`),
     "auto" (each step chooses, 0 included, from the measured times and acceptance of this run
     and of the last auto run on the same models and settings: `specviz.lm.adaptive.AutoGamma`,
     `specviz.lm.adaptive.forget` to start cold), or a `GammaChooser`. `stop_at_eos=True` ends the run at

@@ -26,11 +26,15 @@ import torch
 
 from ..checks import integer, real
 from ..sampling import make_rng
+from .features import reading, toy_features
 from .tree_attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 
 
 class Session(TreeSession):
     """One model reading one sequence (base class: subclasses implement _forward and _crop; draft trees: TreeSession)."""
+
+    read_features = False  # True: each read keeps its last decoder layer's output (before the final norm)
+    features = None  # then (k, H): the features of the k positions the last feed or feed_tree read
 
     def __init__(self, model, prompt_ids):
         self.model = model
@@ -158,12 +162,14 @@ class LanguageModel:
 class _NGramSession(Session):
     def _forward(self, ids):
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else ids
+        self.features = toy_features(ids, self.model.vocab_size) if self.read_features else None
         hist = self.tokens + ids
         start = len(self.tokens)
         rows = [self.model.logits_for(hist[: start + i + 1]) for i in range(len(ids))]
         return torch.stack(rows)
 
     def _forward_tree(self, ids, parents):
+        self.features = toy_features(ids, self.model.vocab_size) if self.read_features else None
         paths = tree_paths((*self._tree_ids, ids), parents, len(ids))
         return torch.stack([self.model.logits_for(self.tokens + path) for path in paths])
 
@@ -311,7 +317,8 @@ class _HFSession(Session):
         before = self.cache.get_seq_length()
         where = f"transformers {transformers_version()}: {type(m.model).__name__}"
         try:
-            out = m.model(input_ids=x, use_cache=True, **{m.cache_keyword: self.cache})
+            with reading(m.model, self):  # its last layer's output too, when a draft reads it
+                out = m.model(input_ids=x, use_cache=True, **{m.cache_keyword: self.cache})
         except KeyError as e:  # what GPT-2 in releases before the floor raises on a DynamicCache
             raise RuntimeError(
                 f"{where} cannot read a DynamicCache ({e!r}); specviz needs transformers>={TRANSFORMERS_FLOOR}"
@@ -331,7 +338,8 @@ class _HFSession(Session):
         self.cache.crop(-n_drop)
 
     def _forward_tree(self, ids, parents):
-        return forward_tree(self.model, self.cache, self.length, ids, parents)
+        with reading(self.model.model, self):
+            return forward_tree(self.model, self.cache, self.length, ids, parents)
 
     def _keep_path(self, path):
         keep_cache_path(self.cache, self.length, path, len(self.tree_parents))

@@ -25,11 +25,13 @@ True
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
+from .drafts.base import ONE_HOT, chain_parents
 from .engine import SpeculativeEngine
 from .logits import probs_on_device
-from .models import Session
 
 __all__ = ["CutDrafts", "DropLowConfidenceDrafts", "DropUnlikelyDrafts", "StopAfterLowConfidence"]
 
@@ -50,14 +52,20 @@ class CutDrafts(SpeculativeEngine):
         """How many of `drafts` (ids drawn after `seq` from the rows `q_rows`) the step verifies."""
         raise NotImplementedError
 
-    def _draft(self, D: Session, seq, s, g, gen):
-        drafts, q_rows, d_logits = super()._draft(D, seq, s, g, gen)
-        k = self.keep(seq, drafts, q_rows, s) if drafts else 0
+    def propose(self, draft, seq, s, g, widths, gen):
+        prop = super().propose(draft, seq, s, g, widths, gen)
+        if prop.tree or prop.q == ONE_HOT or not prop.size:  # the rules cut a model draft's chain
+            return prop
+        drafts, q_rows, d_logits = list(prop.tokens.split(1)), prop.q, prop.logits
+        k = self.keep(seq, drafts, q_rows, s)
         if k < len(drafts):
-            drafts, q_rows, d_logits = drafts[:k], q_rows[:k], d_logits[: k + 1]
+            D = draft.session
             if D.length > len(seq) + k:  # the draft read x_k and later: roll it back to the kept prefix
                 D.truncate(len(seq) + k, d_logits[k])
-        return drafts, q_rows, d_logits
+            prop = replace(
+                prop, tokens=prop.tokens[:k], parents=chain_parents(k), q=q_rows[:k], logits=d_logits[: k + 1]
+            )
+        return prop
 
     def q_drafted(self, drafts: list, q_rows: list) -> list:
         """q(x_j) of each draft, on the host."""

@@ -1,6 +1,6 @@
 """Prompt-lookup drafting: a draft "model" that proposes what followed the last occurrence of the current suffix.
 
-The draft needs no weights. The engine asks a session for a whole run at once
+The draft needs no weights. The engine (its "lookup" draft kind, `specviz.lm.drafts.lookup`) asks a session for a whole run at once
 (`propose_run`): the tokens that followed an earlier occurrence of the longest matching
 suffix (3 tokens, else 2, else 1) — of its last 8 occurrences, the one whose context agrees
 with the end of the text for longest — as many as the step may verify, in one dictionary
@@ -216,7 +216,10 @@ class PromptLookupModel(LanguageModel):
 
     The longest suffix tried has `max_ngram` tokens, the shortest `min_ngram`. Its q is
     one-hot, so acceptance is p(proposal) (see the module docstring for why that is exact).
+    The engine drives it as the "lookup" draft kind (`specviz.lm.drafts.lookup`).
     """
+
+    draft_kind = "lookup"
 
     def __init__(
         self, vocab_size: int, max_ngram: int = 3, min_ngram: int = 1, name: str = "prompt-lookup", device="cpu"

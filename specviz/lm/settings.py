@@ -4,14 +4,26 @@ and notebooks to the engine.
 It holds what a run is asked to do (how many tokens, γ, the sampling, the seed, threads, where to
 stop, a draft tree's shape); the models, the prompt and the step callback are the call's own arguments.
 Every field is checked when the object is built, with the field named in the error, so a bad value never
-reaches the engine. γ is read by `specviz.checks.gamma_setting`, the one γ parser, and a tree's shape
-by `specviz.checks.tree_setting`.
+reaches the engine, and nothing downstream reads it again: γ is read here, once per run, by
+`specviz.checks.gamma_setting` (the one γ parser) and a tree's shape by `specviz.checks.tree_setting`.
+`replace` checks only the fields it changes. The defaults live here too (`DEFAULT_GAMMA`, `DEFAULT_TREE`,
+`DEFAULT_MAX_NEW_TOKENS`, `MAX_NEW_TOKENS`): the CLI and the live view read them, not copies.
 
 >>> s = GenerationSettings(max_new_tokens=20, gamma="Auto", temperature=0.7)
 >>> s.gamma, s.sampling.temperature, s.replace(gamma=3).gamma
 ('auto', 0.7, 3)
 >>> s.replace(tree=[3, 2]).tree, s.replace(tree=2).tree, s.replace(tree=" Auto").tree
 ((3, 2), 2, 'auto')
+
+Without a γ (gamma=None) a chain and tree="auto" choose each step's (`DEFAULT_GAMMA`, "auto"); a fixed
+shape runs at its own depth (k at every depth: `DEFAULT_TREE_DEPTH` depths), so the tree is the one asked
+for. The CLI and the live view's text box give γ and the shape as text, read by `from_text`:
+
+>>> GenerationSettings().gamma, GenerationSettings(tree=(3, 2, 1)).gamma, GenerationSettings(tree=3).gamma
+('auto', 3, 4)
+>>> t = GenerationSettings.from_text(gamma=" 2", tree="3")
+>>> t.gamma, t.tree
+(2, 3)
 >>> GenerationSettings(top_p=1.5)
 Traceback (most recent call last):
 ...
@@ -20,21 +32,26 @@ ValueError: top_p must be <= 1, got 1.5
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..checks import flag, gamma_setting, integer, tree_setting
+from ..checks import AUTO, flag, gamma_setting, integer, tree_setting
 from ..standardize import Sampling
 from .gamma_chooser import GammaChooser
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
 __all__ = [
     "CHAT_CHOICES",
+    "DEFAULT_GAMMA",
+    "DEFAULT_MAX_NEW_TOKENS",
+    "DEFAULT_TREE",
+    "DEFAULT_TREE_DEPTH",
     "MAX_NEW_TOKENS",
     "MAX_SEED",
     "MAX_THREADS",
@@ -43,8 +60,21 @@ __all__ = [
     "settings_or",
 ]
 
-MAX_NEW_TOKENS = 1_000_000
-"""A bound on one call (a model without a context limit would otherwise run on)."""
+DEFAULT_GAMMA = AUTO
+"""γ when none is given (for a chain or tree="auto"): each step chooses its own (`specviz.lm.adaptive.AutoGamma`).
+The one default γ: `specviz run --gamma`, the live view's γ control and the library all start from it."""
+DEFAULT_TREE = None
+"""The draft tree when none is given: none, a chain of drafts."""
+DEFAULT_TREE_DEPTH = 4
+"""γ when none is given for a tree of k drafts per node at every depth (an int k): 4 depths, k + ... + k^4
+nodes at most, a fixed shape as asked for (γ "auto" lets each step choose its depth, and so its k^γ nodes)."""
+DEFAULT_MAX_NEW_TOKENS = 64
+"""Tokens to generate when not told: the library's, `specviz run --max-new-tokens`' and the live view's default."""
+MAX_NEW_TOKENS = 4096
+"""The most new tokens one call may ask for, wherever it comes from (the library, `specviz run`, the live view's
+box). 4,096 is more than any run here needs (the bundled pair's context is smaller still, and a longer ask is
+refused by the pair's own context check) and small enough that a typo such as 1000000 on a model with no context
+limit (an n-gram model, prompt lookup) is refused at once instead of running for hours."""
 MAX_SEED = 2**63 - 1
 """The largest int seed (a torch.Generator takes 64-bit seeds)."""
 MAX_THREADS = 4096
@@ -67,8 +97,10 @@ def _seed(x: object) -> object:
 class GenerationSettings:
     """One generation's settings, checked when built (errors name the field)."""
 
-    max_new_tokens: int = 64  # tokens to generate, 1..MAX_NEW_TOKENS
-    gamma: int | str | GammaChooser = 4  # drafts per verify step: 0..MAX_GAMMA, "auto", or a GammaChooser
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS  # tokens to generate, 1..MAX_NEW_TOKENS
+    # drafts per verify step: 0..MAX_GAMMA, "auto", a GammaChooser, or None: the default (DEFAULT_GAMMA, "auto",
+    # for a chain or tree="auto"; a fixed tree's own depth, DEFAULT_TREE_DEPTH for an int k)
+    gamma: int | str | GammaChooser | None = None
     temperature: float = 1.0  # 0 = greedy
     top_k: int | None = None  # None/0 = off
     top_p: float | None = None  # None/1 = off
@@ -79,30 +111,68 @@ class GenerationSettings:
     # a draft tree: drafts per node at each depth (3, 2, 1), k at every depth (an int), "auto" (each step's
     # shape from the run's measurements), or None (a chain); γ caps the depth: each step's depth is the
     # chooser's γ, at most len(tree)
-    tree: tuple | int | None = None
+    tree: tuple | int | str | None = DEFAULT_TREE
 
     def __post_init__(self):
+        self._check([f.name for f in dataclasses.fields(self)])
+
+    @classmethod
+    def from_text(cls, *, text: Collection[str] = ("gamma", "tree"), **fields) -> GenerationSettings:
+        """Settings whose `text` fields may also be given as a command line or a text box gives them: γ "3" (a
+        whole number), a tree "3,2,1" (drafts per depth) or "3" (k at every depth); each read once, as above."""
+        unknown = set(text) - {"gamma", "tree"}
+        if unknown:
+            raise ValueError(f"from_text reads gamma and tree as text, not {', '.join(sorted(unknown))}")
+        names = [f.name for f in dataclasses.fields(cls)]
+        bad = set(fields) - set(names)
+        if bad:
+            raise TypeError(f"GenerationSettings has no setting {', '.join(sorted(bad))}")
+        settings = object.__new__(cls)
+        for f in dataclasses.fields(cls):
+            object.__setattr__(settings, f.name, fields.get(f.name, f.default))
+        settings._check(names, text=set(text))
+        return settings
+
+    def _check(self, names: Collection[str], text: Collection[str] = ()) -> None:
+        """Check and store the fields `names` (γ after the tree, whose default depth it may be)."""
+
         def put(name, value):
             object.__setattr__(self, name, value)
 
-        put("max_new_tokens", integer(self.max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS))
-        if not isinstance(self.gamma, GammaChooser):  # a chooser is checked where it is used (`check_chooser`)
-            if hasattr(self.gamma, "choose") and hasattr(self.gamma, "observe"):  # numpy scalars have choose only
-                raise TypeError(
-                    f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(self.gamma).__name__}"
-                )
-            put("gamma", gamma_setting(self.gamma, auto=True))
-        sampling = Sampling(self.temperature, self.top_k, self.top_p)
-        put("temperature", sampling.temperature)
-        put("top_k", sampling.top_k)
-        put("top_p", sampling.top_p)
-        put("seed", _seed(self.seed))
-        if self.threads is not None:
+        if "max_new_tokens" in names:
+            put("max_new_tokens", integer(self.max_new_tokens, "max_new_tokens", lo=1, hi=MAX_NEW_TOKENS))
+        if "tree" in names and self.tree is not None:  # "auto": each step's shape chosen by `tree_auto.TreeAuto`
+            put("tree", tree_setting(self.tree, text="tree" in text))
+        if "gamma" in names:
+            put("gamma", self._gamma(self.gamma, "gamma" in text))
+        if {"temperature", "top_k", "top_p"} & set(names):
+            sampling = Sampling(self.temperature, self.top_k, self.top_p)
+            put("temperature", sampling.temperature)
+            put("top_k", sampling.top_k)
+            put("top_p", sampling.top_p)
+        if "seed" in names:
+            put("seed", _seed(self.seed))
+        if "threads" in names and self.threads is not None:
             put("threads", integer(self.threads, "threads", lo=1, hi=MAX_THREADS))
-        put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
-        if self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
+        if "stop_at_eos" in names:
+            put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
+        if "chat" in names and self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
             raise ValueError(f"chat must be 'auto', True or False, got {self.chat!r}")
-        put("tree", tree_setting(self.tree))  # "auto": each step's shape chosen by `specviz.lm.tree_auto.TreeAuto`
+
+    def _gamma(self, gamma, text: bool):
+        """γ read once: None is the default for the tree (checked already); a chooser is checked where it is used."""
+        if gamma is None:
+            tree = self.tree
+            return (
+                DEFAULT_GAMMA if tree in (None, AUTO) else len(tree) if isinstance(tree, tuple) else DEFAULT_TREE_DEPTH
+            )
+        if isinstance(gamma, GammaChooser):  # (`check_chooser`, in the engine)
+            return gamma
+        if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # numpy scalars have choose only
+            raise TypeError(
+                f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}"
+            )
+        return gamma_setting(gamma, auto=True, text=text)
 
     @property
     def sampling(self) -> Sampling:
@@ -110,8 +180,16 @@ class GenerationSettings:
         return Sampling(self.temperature, self.top_k, self.top_p)
 
     def replace(self, **changes) -> GenerationSettings:
-        """A copy with some fields changed (checked again)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed; only those are checked again (the rest were checked when built)."""
+        names = {f.name for f in dataclasses.fields(self)}
+        bad = set(changes) - names
+        if bad:
+            raise TypeError(f"GenerationSettings has no setting {', '.join(sorted(bad))}")
+        new = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(new, name, value)
+        new._check(list(changes))
+        return new
 
 
 def settings_or(settings: GenerationSettings | None, caller: Callable, **given) -> GenerationSettings:

@@ -35,6 +35,7 @@ import weakref
 
 import torch
 
+from .features import reading
 from .models import LanguageModel, Session, cache_keyword, skip_padding_check, transformers_version, uncached_logits
 
 DEFAULT_MAX_LENGTH = 1024  # cache slots when max_length is not given (or the model's context, if shorter)
@@ -160,7 +161,8 @@ class StaticSession(Session):
                 f"{m.name}: reading {k} more tokens after {n} overflows its static cache of "
                 f"{m.max_length} tokens (max_length)"
             )
-        rows = m.forward_at(self.cache, x, n, eager=prefill)
+        with reading(m.model, self):  # its last layer's output too, when a draft reads it
+            rows = m.forward_at(self.cache, x, n, eager=prefill)
         self._record(x[0] if host_ids is None else host_ids)
         self.next_logits = rows[-1]
         return rows

@@ -47,7 +47,7 @@ import statistics
 from collections import deque
 
 from ..checks import MAX_TREE_NODES, MAX_TREE_WIDTH, gamma_setting
-from .gamma_chooser import GammaChooser, seconds, setting, whole
+from .gamma_chooser import GammaChooser, seconds, setting, summary_of, whole
 from .tree_fit import cost_line, first_accepted, line_at, tree_family
 
 __all__ = ["SETTINGS", "TreeAuto"]
@@ -168,8 +168,10 @@ class TreeAuto(GammaChooser):
 
     # ------------------------------------------------------------------ the choice
 
-    def choose(self, room, run=None, match=None) -> int:
-        g = self.inner.choose(room, run, match)
+    def choose(self, room, summary=None, match=None, run=None) -> int:
+        summary = summary_of(summary, match, run)
+        match = None if summary is None else summary.match  # prompt lookup's agreement prices its tries
+        g = self.inner.choose(room, summary)
         self.head = self.shape = None
         self.chosen = True
         if not g or self.timed < self.warmup:

@@ -4,11 +4,8 @@ The engine (`specviz.lm.engine`) runs this step when `GenerationSettings.tree` i
 step's depth is above 0. The shape: `tree[:depth]` drafts per node at each depth (an int k: k at
 every depth), the depth being the chooser's γ for the step, at most len(tree).
 
-- **Draft.** The draft reads the pending tokens; each node of a level gets k children drawn i.i.d.
-  from its q with replacement (`categorical_torch` on the row repeated), and the level is read with
-  `Session.feed_tree` to give the next level's q (the last level is not read). At temperature 0
-  the children are the draft's top-k distinct tokens instead (a greedy tree: the output is the
-  target's argmax chain, whatever the tree).
+- **Draft.** The step's draft kind proposes the tree (`specviz.lm.drafts`): a model draft draws it
+  level by level (`specviz.lm.drafts.model.draft_tree`), prompt lookup cuts its trie of runs.
 - **Verify.** The target reads its pending tokens (a chain of tree nodes under its last token) and
   every drafted node in one `feed_tree` forward. P holds its processed probabilities after the
   root and after each node, Q the draft's (zeros for leaves), and `verify_tree_torch` walks the
@@ -19,14 +16,12 @@ every depth), the depth being the chooser's γ for the step, at most len(tree).
 
 The step's shape comes from the run's plan (`specviz.lm.tree_plan`).
 
-A prompt-lookup draft (a session with `propose_tree`) drafts no tree level by level: its trie of
-candidate runs (`specviz.lm.lookup_trie`), cut to the step's shape, is the tree (`_lookup_draft`
-before the γ chooser, `_lookup_tree_step` after). The target reads its pending tokens and every
-trie node in one forward, the walk gives each child its own one-hot q (`one_hot=True` in
-`verify_tree_torch`), one host read, and only the target keeps the path: the lookup session read
-no node, and reads the emitted tokens at the next step. A trie cut to a chain runs the chain step.
-Its record's widths are the trie's own shape (at most the plan's; branches may end early, and a
-walk that reaches a leaf above the deepest level ends with a bonus), and each node's q(x) is 1.
+A prompt-lookup trie (`specviz.lm.lookup_trie`, found before the γ chooser, cut to the step's shape)
+has a one-hot q: the walk gives each child its own q (`one_hot=True` in `verify_tree_torch`), and
+only the target keeps the path (the lookup session read no node, and reads the emitted tokens at
+its next lookup). A trie cut to a chain runs the chain step. Its record's widths are the trie's own
+shape (at most the plan's; branches may end early, and a walk that reaches a leaf above the deepest
+level ends with a bonus), and each node's q(x) is 1.
 
 >>> from specviz.lm.models import NGramModel
 >>> from specviz.lm.pair import Pair
@@ -47,56 +42,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..torch_sampling import categorical_torch
+from .drafts import ONE_HOT
+from .drafts.model import draft_tree
 from .logits import bad_rows, probs_on_device, raise_if_bad
-from .lookup_trie import LookupTrie, until_end
-from .readout import StepClock, read_once, step_record, top_tokens
-from .results import StepRecord, TreeStep
+from .readout import read_once, step_record, top_tokens
+from .results import TreeStep
 from .tree_verify import tree_layout, verify_tree_torch
 
 if TYPE_CHECKING:
     from ..standardize import Sampling
+    from .drafts import Draft, Proposal
     from .models import Session
 
 __all__ = ["TreeSteps", "draft_tree"]
-
-
-def draft_tree(D: Session, seq: list, s: Sampling, widths: tuple, gen: torch.Generator) -> SimpleNamespace:
-    """Draft a tree on the draft session D after `seq`, level by level, breadth first; nothing is read on the host.
-
-    Returns `tokens` ((N,) on the draft's device), `parents` (host list, -1: the root), `widths`
-    (the shape drafted: at temperature 0 a level has at most V distinct children), `levels` (each
-    level's (first node, node count)), `q` (the q rows of the root and of every node of all but the
-    last level) and `logits` (the draft's logits rows behind them, one tensor per level above).
-    """
-    pend = seq[D.length :]
-    if pend:
-        D.feed(pend)
-    logits = D.next_logits.reshape(1, -1)  # (1, V): after the root
-    greedy = s.temperature == 0
-    tokens, parents, q_rows, logit_rows, levels, shape = [], [], [], [logits], [], []
-    above = [-1]  # the nodes of the level above (the root)
-    for d, k in enumerate(widths):
-        q = probs_on_device(logits, s)  # (len(above), V)
-        q_rows.append(q)
-        if greedy:  # the draft's k most likely tokens, distinct
-            k = min(k, q.shape[-1])
-            ids = logits.topk(k, dim=-1).indices.reshape(-1)
-        else:  # k i.i.d. draws from each node's q, with replacement
-            ids = categorical_torch(q.repeat_interleave(k, dim=0), gen)
-        level_parents = [p for p in above for _ in range(k)]
-        first = len(parents)
-        levels.append((first, len(level_parents)))
-        parents += level_parents
-        tokens.append(ids)
-        shape.append(k)
-        above = list(range(first, len(parents)))
-        if d < len(widths) - 1:  # the last level's q is never used: not read
-            logits = D.feed_tree(ids, level_parents)  # (n, V)
-            logit_rows.append(logits)
-    return SimpleNamespace(
-        tokens=torch.cat(tokens), parents=parents, widths=tuple(shape), levels=levels, q=q_rows, logits=logit_rows
-    )
 
 
 class TreeSteps:
@@ -109,94 +67,65 @@ class TreeSteps:
         """Commit the session's tree nodes `path` (each the parent of the next) and drop every other tree node."""
         session.keep_path(path, next_logits)
 
-    def _tree_step(self, T, D, seq, s: Sampling, shape, gen_t, gen_d, index: int, start: int) -> StepRecord:
-        """One verify step of a draft tree: draft, one target forward, the walk, one host read, keep the path.
+    def tell(self, draft: Draft, prop: Proposal, path: list, features) -> None:
+        """What the target kept, to the draft: it rolls back to the accepted path, then reads it (and the features)."""
+        draft.rollback(prop, path, self)
+        draft.accept(prop, path, features)
 
-        `shape`: the widths per depth, or a prompt-lookup draft's `LookupTrie` (the tree, drafted already).
+    def _tree_step(self, T, draft: Draft, tree: Proposal, seq, s: Sampling, gen_t, index: int, start: int, clock):
+        """A tree's verify: one target forward over every node, the walk, one host read, the accepted path kept.
+
+        With a one-hot q (`ONE_HOT`, prompt lookup's trie) each child has its own q, the point mass on its
+        token (`one_hot=True` in `verify_tree_torch`), and the record keeps p's top tokens only.
         """
-        if isinstance(shape, LookupTrie):
-            return self._lookup_tree_step(T, seq, s, shape, gen_t, index, start)
         dev = torch.device(getattr(T.model, "device", None) or "cpu")
-        clock = StepClock(dev)
-        clock.mark()
-        tree = draft_tree(D, seq, s, shape, gen_d)
-        clock.mark()
         N = len(tree.parents)
         tokens = tree.tokens.to(dev)
         all_rows, m = _target_rows(T, seq, tokens, tree.parents, dev)  # (N + 1, V), pending tokens read
         P = probs_on_device(all_rows, s)  # (N + 1, V)
         V = P.shape[-1]
-        n_q = sum(len(q) for q in tree.q)  # the root and every node above the last level
-        Q = torch.cat([*(q.to(dev) for q in tree.q), P.new_zeros((N + 1 - n_q, V))])  # (N + 1, V)
         lay = tree_layout(tree.parents, dev)
-        verdict = verify_tree_torch(P, Q, tokens, lay, gen_t, greedy=s.temperature == 0)
+        one_hot = tree.q is ONE_HOT
+        if one_hot:
+            Q = None
+        else:
+            n_q = sum(len(q) for q in tree.q)  # the root and every node above the last level
+            Q = torch.cat([*(q.to(dev) for q in tree.q), P.new_zeros((N + 1 - n_q, V))])  # (N + 1, V)
+        verdict = verify_tree_torch(P, Q, tokens, lay, gen_t, greedy=s.temperature == 0, one_hot=one_hot)
         # --- the one host synchronisation of this step
         node_rows = lay.parent_rows[1:]  # (N,) each node's parent's row
         path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
-        P_path, Q_path = P.index_select(0, path_rows), Q.index_select(0, path_rows)  # a padded -1 reads the root
-        tops = top_tokens(P_path, Q_path, min(self.top_n, V))
-        h = read_once(
+        P_path = P.index_select(0, path_rows)  # a padded -1 reads the root
+        reads = dict(
             **_verdict_reads(verdict, min(max(self.top_n, 1), V)),
             tokens=tokens,  # (N,)
             p_x=P[node_rows, tokens],  # (N,) p of each node's token after its parent
-            q_x=Q[node_rows, tokens],  # (N,) q of each node's token after its parent
-            alphas=torch.minimum(P_path, Q_path).sum(-1),  # (depth + 1,) Σ min(p, q) at each path position
             target_bad=_any_bad([all_rows[:1]] + [all_rows[1 + a : 1 + a + n] for a, n in tree.levels]),  # (depth+1,)
-            draft_bad=_any_bad([rows.to(dev) for rows in tree.logits]),  # (depth,) the rows q came from, by depth
-            **tops,  # (depth + 1, top_n) each
         )
-        raise_if_bad(h.target_bad, h.draft_bad, start, index)
-        k, token = int(h.accepted), int(h.token)
-        path = [int(i) for i in h.path[:k]]
-        # --- both sessions keep the accepted path
-        self.keep(T, list(range(m)) + [m + i for i in path], all_rows[1 + path[-1]] if path else all_rows[0])
-        fed = N - tree.levels[-1][1]  # the draft read every node but the last level's
-        kept = [i for i in path if i < fed]
-        self.keep(D, kept, _draft_row(tree, kept[-1]) if kept else None)
-        return step_record(_host(h, tree, path), k, token, index, start, clock, tree=_record(h, tree, path))
-
-    def _lookup_draft(self, D, seq: list, limit: int, plan, eos) -> tuple:
-        """(run, match, trie) of a prompt-lookup draft: its best run cut after an end token; its trie with a plan."""
-        D.read(seq[D.length :])
-        if plan is None:  # a chain run
-            run, match = D.propose_run(limit)
-            return until_end(run, eos), match, None
-        trie, match = D.propose_tree(limit, plan.widths(limit) if limit >= 1 else (), eos)
-        return trie.run, match, trie
-
-    def _lookup_tree_step(self, T, seq, s: Sampling, trie: LookupTrie, gen_t, index: int, start: int) -> StepRecord:
-        """One verify step of a prompt-lookup trie: one target forward, the one-hot walk, one host read, keep the path."""
-        dev = torch.device(getattr(T.model, "device", None) or "cpu")
-        clock = StepClock(dev)
-        clock.mark()
-        clock.mark()  # nothing drafted here: the lookup was timed by the engine
-        tokens = torch.tensor(trie.tokens, dtype=torch.long, device=dev)  # (N,)
-        all_rows, m = _target_rows(T, seq, tokens, trie.parents, dev)  # (N + 1, V)
-        P = probs_on_device(all_rows, s)  # (N + 1, V)
-        V = P.shape[-1]
-        lay = tree_layout(trie.parents, dev)
-        verdict = verify_tree_torch(P, None, tokens, lay, gen_t, greedy=s.temperature == 0, one_hot=True)
-        # --- the one host synchronisation of this step
-        path_rows = torch.cat([verdict.path.new_zeros(1), verdict.path + 1])  # (depth + 1,): the root, then the path
         top_n = min(self.top_n, V)
-        tops = {}
-        if top_n:  # p's top tokens at each path position (q is one-hot on each node: its top is the node's token)
-            tp = P.index_select(0, path_rows).topk(top_n, dim=-1)
-            tops = dict(top_p_ids=tp.indices, top_p=tp.values)  # (depth + 1, top_n) each
-        h = read_once(
-            **_verdict_reads(verdict, min(max(self.top_n, 1), V)),
-            tokens=tokens,  # (N,)
-            p_x=P[lay.parent_rows[1:], tokens],  # (N,) p of each node's token after its parent
-            target_bad=_any_bad([all_rows[:1]] + [all_rows[1 + a : 1 + a + n] for a, n in trie.levels]),  # (depth+1,)
-            **tops,
-        )
-        raise_if_bad(h.target_bad, [], start, index)
-        h.q_x = np.ones(len(trie.tokens))  # (N,) each node's q is the point mass on its token
+        if one_hot:  # p's top tokens at each path position (q is one-hot on each node: its top is the node's token)
+            if top_n:
+                tp = P_path.topk(top_n, dim=-1)
+                reads.update(top_p_ids=tp.indices, top_p=tp.values)  # (depth + 1, top_n) each
+        else:
+            Q_path = Q.index_select(0, path_rows)
+            reads.update(
+                q_x=Q[node_rows, tokens],  # (N,) q of each node's token after its parent
+                alphas=torch.minimum(P_path, Q_path).sum(-1),  # (depth + 1,) Σ min(p, q) at each path position
+                draft_bad=_any_bad([rows.to(dev) for rows in tree.logits]),  # (depth,) the rows q came from, by depth
+                **top_tokens(P_path, Q_path, top_n),  # (depth + 1, top_n) each
+            )
+        h = read_once(**reads)
+        raise_if_bad(h.target_bad, [] if one_hot else h.draft_bad, start, index)
+        if one_hot:
+            h.q_x = np.ones(N)  # (N,) each node's q is the point mass on its token
         k, token = int(h.accepted), int(h.token)
         path = [int(i) for i in h.path[:k]]
-        # --- the target keeps the accepted path (the lookup session read no node: it reads seq next step)
-        self.keep(T, list(range(m)) + [m + i for i in path], all_rows[1 + path[-1]] if path else all_rows[0])
-        return step_record(_host(h, trie, path), k, token, index, start, clock, tree=_record(h, trie, path))
+        # --- the target keeps the accepted path, then the draft is told it
+        kept = list(range(m)) + [m + i for i in path]
+        self.keep(T, kept, all_rows[1 + path[-1]] if path else all_rows[0])
+        self.tell(draft, tree, path, T.features[kept] if draft.features else None)
+        return step_record(_host(h, tree, path), k, token, index, start, clock, tree=_record(h, tree, path))
 
 
 def _target_rows(T, seq: list, tokens: torch.Tensor, parents, dev) -> tuple[torch.Tensor, int]:
@@ -231,14 +160,6 @@ def _verdict_reads(verdict, top: int) -> dict:
 def _any_bad(levels: list) -> torch.Tensor:
     """(len(levels),) bool on the device: whether any row of each level's (n, V) logits is broken."""
     return torch.stack([bad_rows(rows).any() for rows in levels])
-
-
-def _draft_row(tree: SimpleNamespace, node: int) -> torch.Tensor:
-    """The draft's (V,) logits after tree node `node` (which the draft read)."""
-    for d, (first, n) in enumerate(tree.levels):
-        if first <= node < first + n:
-            return tree.logits[d + 1][node - first]
-    raise IndexError(node)  # pragma: no cover - the caller passes a node the draft read
 
 
 def _host(h: SimpleNamespace, tree, path: list) -> SimpleNamespace:

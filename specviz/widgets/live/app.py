@@ -47,6 +47,7 @@ import ipywidgets as W
 
 from ...checks import AUTO, flag, integer, real
 from ...i18n import t
+from ...lm.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE
 from ..base import App
 from .controls import LABEL_STYLE, LiveControls
 from .jobs import JobRunner
@@ -150,11 +151,11 @@ class LiveApp(App):
         self,
         pair=None,
         prompt: str = "ROMEO:\n",
-        gamma: int | str = "auto",
+        gamma: int | str = DEFAULT_GAMMA,
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,
-        max_new_tokens: int = 200,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         seed: int = 0,
         target: str = "bundled",
         draft: str = "bundled",
@@ -165,7 +166,7 @@ class LiveApp(App):
         chat: bool = True,
         stop_at_eos: bool = True,
         model_defaults: bool = True,
-        tree: tuple | int | str | None = None,
+        tree: tuple | int | str | None = DEFAULT_TREE,
     ):
         pair, target, draft = check_pair(pair, target, draft)
         refresh_s = in_range(real, refresh_s, "refresh_s", *REFRESH_S, " seconds")
@@ -219,7 +220,8 @@ class LiveApp(App):
 def live_app(pair=None, prompt: str = "ROMEO:\n", source: str | None = None, **kwargs):
     """The live real-model view (see `LiveApp`); `pair=None` loads the bundled offline pair.
 
-    Keyword arguments: gamma (a whole number or "auto"), temperature, top_k, top_p,
+    Keyword arguments: gamma (a whole number or "auto", the default: the γ control's value, with a tree
+    too, where it caps the depth), temperature, top_k, top_p,
     max_new_tokens, seed, target, draft, device, ar_baseline, refresh_s, load, chat,
     stop_at_eos, model_defaults, tree (a draft tree's shape such as (3, 2, 1), or k). `source="http://HOST:8000"` instead shows a running
     vLLM server's counters in the same acceptance plots (`specviz.widgets.live.vllm.VLLMLiveApp`;

@@ -27,7 +27,7 @@ from ...i18n import t
 from ...lm.settings import GenerationSettings
 from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
-from .settings import live_settings, read_tree, sampling_widgets, tree_widget
+from .settings import live_settings, sampling_widgets, tree_widget, tree_words
 
 LABEL_STYLE = {"description_width": "110px"}
 """Label width shared by the live view's controls."""
@@ -220,7 +220,7 @@ class LiveControls:
             self.max_new_tokens.value,
             self.seed.value,
             stop_at_eos=not self.ignore_eos.value,
-            tree=read_tree(self.tree.value),
+            tree=tree_words(self.tree.value),  # the typed shape, read once by GenerationSettings
         )
 
     def gamma_value(self):

@@ -3,7 +3,8 @@
 The ranges are the view's own (a slider's ends, the most tokens one live run asks for), each
 error naming the setting and its whole range; `live_settings` checks them, then builds the
 `specviz.lm.settings.GenerationSettings` the engines take, which reads γ ("auto" or a whole
-number) with `specviz.checks.gamma_setting`, once. Top-k 0 and top-p 1 mean off.
+number) and the tree's shape (as typed in the tree box), once. Top-k 0 and top-p 1 mean off. The defaults
+(γ, the tree, max new tokens) and the bound on new tokens are `specviz.lm.settings`' own, not copies.
 
 >>> s = live_settings(" Auto ", 0.8, 0, 1.0, 50, 1)
 >>> s.gamma, s.temperature, s.top_k, s.top_p, s.max_new_tokens, s.seed, s.stop_at_eos
@@ -14,10 +15,13 @@ number) with `specviz.checks.gamma_setting`, once. Top-k 0 and top-p 1 mean off.
 >>> [label for label, _ in gamma_options(4)][:3]
 ['auto', '0', '1']
 
-A draft tree is one more setting: off (a chain), k drafts per node at every depth, or drafts per depth.
+A draft tree is one more setting: off (a chain), k drafts per node at every depth up to γ (one number, as
+`specviz run --tree k` reads it), or drafts per depth; typed text is read once, by `GenerationSettings`.
 
 >>> live_settings(4, 1.0, 0, 1.0, 50, 0, tree=(3, 2, 1)).tree, tree_text((3, 2, 1)), tree_text(None)
 ((3, 2, 1), '3, 2, 1', 'off (a chain)')
+>>> live_settings("auto", 1.0, 0, 1.0, 50, 0, tree=tree_words(" 3 ")).tree, tree_words("关（单链）")
+(3, None)
 >>> read_tree("3, 2, 1"), read_tree("2"), read_tree(" off (a chain) "), read_tree("关（单链）")
 ((3, 2, 1), 2, None, None)
 >>> read_tree("3,0")
@@ -32,7 +36,7 @@ import ipywidgets as W
 
 from ...checks import AUTO, brief, integer, real, tree_setting
 from ...i18n import LANGUAGES, t
-from ...lm.settings import MAX_SEED, GenerationSettings
+from ...lm.settings import DEFAULT_GAMMA, DEFAULT_TREE, MAX_NEW_TOKENS, MAX_SEED, GenerationSettings
 
 GAMMAS = tuple(range(1, 9))
 """The γ values of the live view's sweep."""
@@ -52,9 +56,6 @@ TOP_P_MIN = 0.01
 TOP_K_MAX = 10_000_000
 """The largest top-k the live view takes (0 = off)."""
 
-MAX_NEW_TOKENS = 4096
-"""The most new tokens one live run may ask for (a pair's context may allow fewer)."""
-
 TREE_SHAPES = (None, 2, (3, 2, 1))
 """What the tree control offers: off (a chain), 2 drafts per node at every depth, and 3, 2, 1 per depth."""
 
@@ -68,16 +69,21 @@ def in_range(check, x, name: str, lo, hi, note: str = ""):
 
 
 def live_settings(
-    gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos=True, tree=None
+    gamma, temperature, top_k, top_p, max_new_tokens, seed, stop_at_eos=True, tree=DEFAULT_TREE
 ) -> GenerationSettings:
     """One run's settings from the controls' values, checked in the live view's ranges (errors name the setting).
 
+    `gamma`: "auto" or a whole number, the γ control's value (it always holds one: with a tree it caps the depth).
     `stop_at_eos`: end the run at the end token (an instruct model's end of turn). `tree`: a draft tree's
-    shape (None: a chain), read by `specviz.checks.tree_setting` inside `GenerationSettings`.
+    shape (None: a chain) or the tree box's text ("3, 2, 1", "3": k at every depth), read once by
+    `GenerationSettings.from_text` (`specviz.checks.tree_setting`).
     """
+    if gamma is None:  # (GenerationSettings would take None for its default: the γ control has no such value)
+        raise TypeError("gamma must be a whole number >= 0 or 'auto' (the γ control's values), got None")
     top_k = 0 if top_k is None else in_range(integer, top_k, "top_k", 0, TOP_K_MAX, "; 0 = off")
     top_p = 1.0 if top_p is None else in_range(real, top_p, "top_p", TOP_P_MIN, 1.0, "; 1 = off")
-    return GenerationSettings(
+    return GenerationSettings.from_text(
+        text=("tree",),  # γ comes from the dropdown: a value, not text
         max_new_tokens=in_range(integer, max_new_tokens, "max_new_tokens", 1, MAX_NEW_TOKENS),
         gamma=gamma,
         temperature=in_range(real, temperature, "temperature", 0.0, TEMPERATURE_MAX, "; 0 = greedy"),
@@ -89,7 +95,7 @@ def live_settings(
     )
 
 
-def gamma_options(gamma=4) -> list:
+def gamma_options(gamma=DEFAULT_GAMMA) -> list:
     """(label, value) of the γ control: "auto" in the current language, then whole numbers (`gamma` too)."""
     values = list(GAMMA_CHOICES)
     if gamma not in values:
@@ -98,11 +104,7 @@ def gamma_options(gamma=4) -> list:
 
 
 def tree_choices() -> tuple:
-    """The tree control's suggestions: `TREE_SHAPES`, and "auto" once `GenerationSettings` takes tree="auto"."""
-    try:
-        GenerationSettings(tree=AUTO)
-    except ValueError:
-        return TREE_SHAPES
+    """The tree control's suggestions: `TREE_SHAPES`, and "auto" (each step's shape from the run's measurements)."""
     return (*TREE_SHAPES, AUTO)
 
 
@@ -113,18 +115,21 @@ def tree_text(tree) -> str:
     return str(tree) if isinstance(tree, int) else ", ".join(str(w) for w in tree)
 
 
-def read_tree(text) -> tuple | int | str | None:
-    """The tree control's text as a setting: off (in either language) or empty -> None, "auto", one number k
-    (k at every depth, as `specviz run --tree k` reads it), or drafts per depth "3, 2, 1", read by
-    `specviz.checks.tree_setting` (a ValueError naming tree otherwise)."""
+def tree_words(text) -> str | None:
+    """The tree control's text with its words read: off (in either language) or empty -> None, auto (either
+    language) -> "auto", anything else the text as typed, for `GenerationSettings` to read (its one parse)."""
     words = {
         t(key, lang): value for lang in LANGUAGES for key, value in (("live.tree_off", None), ("live.gamma_auto", AUTO))
     }
     typed = str(text).strip()
-    if not typed or typed in words:
-        return words.get(typed)
-    widths = tree_setting(typed, text=True)
-    return tree_setting(widths[0]) if isinstance(widths, tuple) and len(widths) == 1 and "," not in typed else widths
+    return words.get(typed) if not typed or typed in words else typed
+
+
+def read_tree(text) -> tuple | int | str | None:
+    """The tree control's text as a setting: off -> None, "auto", one number k (k at every depth up to γ, as
+    `specviz run --tree k` reads it), or drafts per depth "3, 2, 1", read by `specviz.checks.tree_setting` (a
+    ValueError naming tree otherwise). A run reads it inside `GenerationSettings` instead (`tree_words`)."""
+    return tree_setting(tree_words(text), text=True)
 
 
 def tree_widget(start: GenerationSettings, lab: dict) -> W.Combobox:
@@ -184,6 +189,7 @@ __all__ = [
     "sampling_widgets",
     "read_tree",
     "tree_choices",
+    "tree_words",
     "tree_text",
     "tree_widget",
 ]
