@@ -22,7 +22,7 @@ src/transformers/generation/candidate_generator.py, transformers 5.24.0) replaye
 tests/test_auto_gamma_replay.py asserts issue 17's goals on it.
 
 Draft trees (issue 34) are replayed the same way, policies as the engine builds them (`tree_plan`):
-plain, chain auto, fixed trees and tree="auto" (`specviz.lm.tree_auto.TreeAuto`), each also as a
+plain, chain auto, fixed trees and tree="auto" (`specviz.lm.trees.shape.TreeAuto`), each also as a
 second run started from the first's measurements (what `recall` does between gamma="auto" runs):
 
 * prompt lookup on the recorded outputs: the session's trie of candidate runs (`propose_tree`) cut to
@@ -48,10 +48,10 @@ import random
 from pathlib import Path
 from types import SimpleNamespace
 
-from specviz.lm.adaptive import AutoGamma, FixedGamma
-from specviz.lm.prompt_lookup import PromptLookupModel
-from specviz.lm.results import TreeStep
-from specviz.lm.tree_plan import tree_plan
+from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+from specviz.lm.engine.results import TreeStep
+from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma
+from specviz.lm.trees.shape import tree_plan
 
 DATA = Path(__file__).resolve().parent / "data" / "auto_gamma_replay.json"
 FIXED = (3, 4, 6, 10, 16)
@@ -368,7 +368,7 @@ def record(path: Path = DATA, new_tokens: int = 128, repeats: int = 9) -> None:
     from bench_prompt_lookup import PROMPTS
 
     from specviz.lm import autoregressive_generate, load_pair
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
 
     torch.set_num_threads(1)
     pair = load_pair("smollm2-135m", "prompt-lookup", device="cpu", progress=False, hf_progress=False)

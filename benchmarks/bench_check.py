@@ -352,7 +352,7 @@ def measure_auto_vs_plain() -> Reading:
 def measure_prompt_lookup() -> Reading:
     import torch
 
-    from specviz.lm import catalog
+    from specviz.lm.load import catalog
 
     target = "smollm2-135m"
     found = catalog.state(target)
@@ -360,7 +360,7 @@ def measure_prompt_lookup() -> Reading:
         return Reading(error=f"SmolLM2 is not usable ({found.message('target')}): run make models")
     bpl = _bench("bench_prompt_lookup")
     from specviz.lm import autoregressive_generate, load_pair, speculative_generate
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
 
     torch.set_num_threads(1)
     pair = load_pair(target, "prompt-lookup", device="cpu", progress=False, hf_progress=False)

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_tree import forward_calls, tree_name  # noqa: E402 - pure helpers; bench_tree imports no plotly
 
 from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
-from specviz.lm.stats import spec_stats  # noqa: E402
+from specviz.lm.stats.stats import spec_stats  # noqa: E402
 from specviz.torch_sampling import verify_chain_torch  # noqa: E402
 
 PROMPTS = ["ROMEO:\nBut soft, what light", "HAMLET:\nTo be, or not to be,", "KING HENRY:\nOnce more unto the"]
@@ -220,7 +220,7 @@ def per_token_floor(model: HFModel, dev, n, compile_static) -> dict:
     sync(dev)
     out["eager, no sync"] = (time.perf_counter() - t0) / n * 1e3
     try:
-        from specviz.lm.static_cache import StaticHFModel
+        from specviz.lm.engine.static_cache import StaticHFModel
     except ImportError:
         return out
     for compiled in (False, True) if compile_static else (False,):
@@ -527,7 +527,7 @@ def chain_sections(args, pair, rpair, params, dev, n, gammas, results, report) -
 
     sec = ["", "## SmolLM2-135M + prompt lookup, greedy, stop at the end of the turn: plain vs γ=auto", ""]
     try:
-        from specviz.lm import catalog
+        from specviz.lm.load import catalog
 
         path = catalog.local_path("smollm2-135m")
         if path is None or not path.exists():

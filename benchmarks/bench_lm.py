@@ -19,7 +19,7 @@ import time
 import torch
 
 from specviz.lm import autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.stats import spec_stats
+from specviz.lm.stats.stats import spec_stats
 
 PROMPTS = [
     "ROMEO:\nBut soft, what light",

@@ -5,7 +5,7 @@ Run `make models` once, then `python benchmarks/bench_prompt_lookup.py` (part of
 
 Part 1, SmolLM2-135M-Instruct with the prompt-lookup draft: one process, one torch thread,
 greedy decoding, batch 1, the chat template applied, every decoder stopping at the end of the
-turn, on five prompts of our own (`specviz.lm.prompts`: copy a paragraph, edit it, add docstrings
+turn, on five prompts of our own (`specviz.lm.stats.prompts`: copy a paragraph, edit it, add docstrings
 to code, free text, an explanation). Decoders: plain decoding through this engine; speculative decoding with
 fixed γ; gamma="auto"; transformers' greedy `generate` and its `prompt_lookup_num_tokens`
 (same model object, same ids). After a warm-up, every decoder runs once per round, `--rounds`
@@ -43,7 +43,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from specviz.lm import autoregressive_generate, load_pair, speculative_generate  # noqa: E402
-from specviz.lm.prompts import TASK_PROMPTS  # noqa: E402
+from specviz.lm.stats.prompts import TASK_PROMPTS  # noqa: E402
 
 PROMPTS = TASK_PROMPTS  # the live view opens a prompt-lookup pair with PROMPTS["edit"] (LOOKUP_TASK)
 MARK = "bench_prompt_lookup"
@@ -106,7 +106,7 @@ def speedups(times: dict, work: dict | None = None) -> dict:
 def smollm2_part(args) -> list:
     gammas = [int(g) for g in args.gammas.split(",")]
     pair = load_pair(args.target, "prompt-lookup", device="cpu", progress=False, hf_progress=False)
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
 
     eos = sorted(eos_ids(pair))
     N, rows = args.new_tokens, []

@@ -24,7 +24,7 @@ import time
 import torch
 
 from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.static_cache import StaticHFModel
+from specviz.lm.engine.static_cache import StaticHFModel
 
 PROMPTS = ["ROMEO:\nBut soft, what light", "HAMLET:\nTo be, or not to be,", "KING HENRY:\nOnce more unto the"]
 

@@ -5,7 +5,7 @@ for a smoke run, `--json PATH` to keep the rows). One process, one torch thread,
 for every decoder.
 
 Part 1, SmolLM2-135M-Instruct with the prompt-lookup draft: greedy, chat template, every decoder
-stopping at the end of the turn, on the five prompts of `specviz.lm.prompts.TASK_PROMPTS` (those of
+stopping at the end of the turn, on the five prompts of `specviz.lm.stats.prompts.TASK_PROMPTS` (those of
 bench_prompt_lookup.py). Decoders: plain decoding; chain prompt lookup (gamma="auto"); tree prompt
 lookup (tree="auto" and the fixed tries of `--lookup-trees`); transformers'
 `generate(prompt_lookup_num_tokens=10)`; "plain again", the control. Every decoder runs once per
@@ -58,7 +58,7 @@ from bench_auto_vs_plain import row_verdict  # noqa: E402
 from bench_prompt_lookup import PROMPTS, hf_greedy, paired, speedups, table  # noqa: E402
 
 from specviz.lm import autoregressive_generate, load_pair, spec_stats, speculative_generate  # noqa: E402
-from specviz.lm.inputs import eos_ids  # noqa: E402
+from specviz.lm.engine.inputs import eos_ids  # noqa: E402
 
 MARK = "bench_tree"
 FLOOR, GAIN = 0.97, 1.10  # goal 1: tree auto >= 0.97x chain auto and plain; goal 2: >= 1.10x chain auto

@@ -39,7 +39,7 @@ __all__ = [
 MAX_GAMMA = 1_000
 """The most drafts one verify step may take: the one bound on γ, for the toy samplers and the real engine alike."""
 AUTO = "auto"
-"""The γ setting that lets each step choose (`specviz.lm.adaptive.AutoGamma`)."""
+"""The γ setting that lets each step choose (`specviz.lm.gamma.adaptive.AutoGamma`)."""
 MAX_TREE_WIDTH = 16
 """The most drafts one node of a draft tree may have."""
 MAX_TREE_NODES = 256

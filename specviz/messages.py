@@ -741,7 +741,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{status}：“{token}”（节点 {node}，深度 {depth}）<br>在父节点之后：p = {p:.4f}，q = {q:.4f}",
     },
     "realtree.drawn": {"en": "drawn “{token}”", "zh": "抽出“{token}”"},
-    # the real-model live view (the package specviz.widgets.live, specviz.lm.fates, specviz.lm.payoff)
+    # the real-model live view (the package specviz.widgets.live, specviz.lm.stats.fates, specviz.lm.gamma.payoff)
     "live.heading": {
         "en": "Speculative decoding on real models: every token's fate, live",
         "zh": "真实模型上的投机解码：实时看每个 token 的结局",

@@ -2,7 +2,7 @@
 
 An adaptive γ decides, draft by draft, whether to go on. The output stays exactly p as long
 as whether draft x_j is verified at all is settled *before* x_j is drawn (a stopping time of
-the draft process; the proof is in `specviz.lm.adaptive`). Four rules, each with a threshold t,
+the draft process; the proof is in `specviz.lm.gamma.adaptive`). Four rules, each with a threshold t,
 on a draft x_j ~ q at some position:
 
 * "fixed": verify every draft (plain γ);

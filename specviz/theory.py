@@ -86,14 +86,14 @@ def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
       q = 0) and `specviz.tree.draft_tree` (one draw against it).
     - `specviz.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
       `specviz.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
-    - `specviz.lm.tree_verify.verify_tree_torch` (`u q < R`, R = p for a node's first child; rejects
+    - `specviz.lm.trees.verify.verify_tree_torch` (`u q < R`, R = p for a node's first child; rejects
       where q = 0).
     - `specviz.widgets.live.closeup.token_closeup`: the "kept with probability" shown in its explanation
       (1 where q = 0).
     - `specviz.verifiers.correct_verifier`: `u < min(1, p/q)` on the drafts.
     - `specviz.numerics.lossless_output_in`: q min(1, p/q) evaluated in a low precision
       (1 where q = 0).
-    - `specviz.lm.engine.SpeculativeEngine`: `verify_chain_torch` on the device, and at temperature 0
+    - `specviz.lm.engine.loop.SpeculativeEngine`: `verify_chain_torch` on the device, and at temperature 0
       its greedy path (one-hot p and q: a draft is kept iff it is the target's argmax).
 
     >>> acceptance_prob([0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
@@ -148,7 +148,7 @@ def resample_dist(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     - `specviz.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function.
     - `specviz.torch_sampling.residual_rows`: the torch reference, (p - q)+ / Z per row, p where Z = 0;
       `specviz.torch_sampling.verify_chain_torch` draws from it unless given other rows, and so
-      does `specviz.lm.engine.SpeculativeEngine.residual`, the engine's hook.
+      does `specviz.lm.engine.loop.SpeculativeEngine.residual`, the engine's hook.
     - `specviz.torch_sampling.spec_sample_torch` (its `_residual_draw`): (p - (Σp/Σq) q)+ on the
       rows as given (unnormalised), built for the rejected rows only on CPU; p where it is empty.
     - `specviz.verifiers.correct_verifier` (its `_verify`): `np.maximum(p - q, 0)` drawn unnormalised,

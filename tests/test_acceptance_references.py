@@ -184,9 +184,9 @@ def _closeup_module():
 def test_closeup_shows_the_rule():
     """token_closeup explains a drafted token with "kept with probability min(1, p/q) = …" (3 decimals)."""
     pytest.importorskip("torch")
-    from specviz.lm.engine import speculative_generate
-    from specviz.lm.models import NGramModel
-    from specviz.lm.pair import Pair
+    from specviz.lm.engine.loop import speculative_generate
+    from specviz.lm.engine.models import NGramModel
+    from specviz.lm.engine.pair import Pair
 
     closeup = _closeup_module()
     pair = Pair(NGramModel.random(V, seed=1), NGramModel.random(V, seed=2))
@@ -272,7 +272,7 @@ def test_torch_verify_chain():
 def test_torch_verify_tree_first_child():
     """verify_tree_torch: a node's first child x (tested against R = p) kept with frequency a(x); never where q = 0."""
     torch = pytest.importorskip("torch")
-    from specviz.lm.tree_verify import verify_tree_torch
+    from specviz.lm.trees.verify import verify_tree_torch
 
     reps = 600
     for i, (p, q) in enumerate(PAIRS[:2]):
@@ -321,9 +321,9 @@ def _engine_trials(r):
 def test_engine_keeps_drafts_at_the_reference_rate():
     """SpeculativeEngine at temperature 1 (top-k 3: p = 0 drafts occur): kept drafts match Σ a, per band of a."""
     pytest.importorskip("torch")
-    from specviz.lm.engine import speculative_generate
-    from specviz.lm.models import NGramModel
-    from specviz.lm.pair import Pair
+    from specviz.lm.engine.loop import speculative_generate
+    from specviz.lm.engine.models import NGramModel
+    from specviz.lm.engine.pair import Pair
 
     pair = Pair(NGramModel.random(V, seed=3), NGramModel.random(V, seed=4))
     r = speculative_generate(pair, [0], max_new_tokens=3000, gamma=3, top_k=3, seed=0)
@@ -340,9 +340,9 @@ def test_engine_keeps_drafts_at_the_reference_rate():
 def test_engine_greedy_path_is_the_rule_on_one_hot_rows():
     """At temperature 0 p and q are one-hot: the engine keeps a draft exactly when the reference gives a = 1."""
     pytest.importorskip("torch")
-    from specviz.lm.engine import speculative_generate
-    from specviz.lm.models import NGramModel
-    from specviz.lm.pair import Pair
+    from specviz.lm.engine.loop import speculative_generate
+    from specviz.lm.engine.models import NGramModel
+    from specviz.lm.engine.pair import Pair
 
     target = NGramModel.random(V, seed=5)
     table = target.table.copy()

@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench_auto_gamma_replay as replay  # noqa: E402
 
-from specviz.lm.adaptive import AutoGamma, FixedGamma  # noqa: E402
+from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(BENCH))
 import bench_prompt_lookup  # noqa: E402
 import bench_tree as bt  # noqa: E402
 
-from specviz.lm.tree_attention import check_tree, tree_depths  # noqa: E402
+from specviz.lm.trees.attention import check_tree, tree_depths  # noqa: E402
 
 
 def row(prompt, control, tree_auto, ratio):

@@ -526,7 +526,7 @@ def metrics_server():
     import http.server
     import threading
 
-    from specviz.lm.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS
+    from specviz.lm.serve.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS
 
     labels = 'engine="0",model_name="m"'
     lines = [f"# TYPE {DRAFTS}_total counter", f"{DRAFTS}_total{{{labels}}} 10"]

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from test_cli import call  # specviz ARGV in this process: (exit status, stdout, stderr)
 
-import specviz.lm.catalog as catalog
+import specviz.lm.load.catalog as catalog
 from specviz import cli
 
 PAYLOAD = b"GGUF" + bytes(range(256)) * 40
@@ -570,7 +570,7 @@ def test_a_model_file_longer_than_pinned_is_refused_without_reading_it_all(cache
 HOLD_CONVERSION = """
     import sys, time
     from pathlib import Path
-    from specviz.lm import converted
+    from specviz.lm.load import converted
 
     ready, gguf = Path(sys.argv[1]), Path(sys.argv[2])
 
@@ -608,7 +608,7 @@ def test_a_conversion_killed_mid_write_is_shown_and_cleared_but_a_live_ones_neve
     """The 538 MB temporary folder of a killed conversion: `models list` shows it, the next load or fetch
     deletes it; the folder of a conversion still running is never touched."""
     pytest.importorskip("transformers")
-    from specviz.lm import converted
+    from specviz.lm.load import converted
 
     folder, downloads = cache
     gguf = folder / FILE

@@ -587,7 +587,7 @@ def test_output_that_cannot_be_written_ends_in_one_line(tmp_path, monkeypatch, c
     """A closed pipe: exit 141 (as SIGPIPE) without a word; a full disk: one line saying so, exit 1; every command."""
     from types import SimpleNamespace
 
-    from specviz.lm import vllm
+    from specviz.lm.serve import vllm
 
     number = getattr(errno, errno_name)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
@@ -620,7 +620,7 @@ def test_output_that_cannot_be_written_ends_in_one_line(tmp_path, monkeypatch, c
 def test_a_closed_standard_output_is_no_success(tmp_path, monkeypatch, capsys):
     """`specviz run >&-`: Python's print() drops the text without a word, so a command whose output is its result
     refuses before it starts (no model loaded); one whose result is files or a server still runs."""
-    import specviz.lm.loading as loading
+    import specviz.lm.load.loading as loading
 
     monkeypatch.setattr(loading, "load_pair", lambda *a, **k: pytest.fail("a model was loaded with nowhere to print"))
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
@@ -644,8 +644,8 @@ def test_a_closed_standard_output_is_no_success(tmp_path, monkeypatch, capsys):
 
 def test_ctrl_c_ends_in_one_line_with_status_130(tmp_path, monkeypatch, capsys):
     """Ctrl+C while a command works (a load, a listing, a fetch): exit 130 and `specviz CMD: interrupted (Ctrl+C)`."""
-    import specviz.lm.loading as loading
-    from specviz.lm import catalog
+    import specviz.lm.load.loading as loading
+    from specviz.lm.load import catalog
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt

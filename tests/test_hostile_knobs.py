@@ -35,7 +35,7 @@ from specviz import i18n
 from specviz.checks import MAX_GAMMA
 from specviz.figures import export as EX
 from specviz.figures import static as S
-from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
+from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 
 torch = pytest.importorskip("torch")
 lm = pytest.importorskip("specviz.lm")

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from specviz.lm.http_get import MAX_PAGE_BYTES
-from specviz.lm.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS, read_vllm_metrics
+from specviz.lm.serve.http_get import MAX_PAGE_BYTES
+from specviz.lm.serve.vllm import ACCEPTED, ACCEPTED_PER_POS, DRAFT_TOKENS, DRAFTS, read_vllm_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 DRIP_S = 0.2  # one byte every DRIP_S seconds: a per-read timeout of 1 s never fires

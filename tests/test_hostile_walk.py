@@ -518,12 +518,12 @@ BASELINE = {
     "specviz.theory": 0,
     "specviz.validate": 0,
     "specviz.torch_sampling": 0,
-    "specviz.lm.engine": 0,
-    "specviz.lm.loading": 0,
-    "specviz.lm.payoff": 0,
-    "specviz.lm.run": 0,
-    "specviz.lm.stats": 0,
-    "specviz.lm.vllm": 0,
+    "specviz.lm.engine.loop": 0,
+    "specviz.lm.load.loading": 0,
+    "specviz.lm.gamma.payoff": 0,
+    "specviz.lm.stats.run": 0,
+    "specviz.lm.stats.stats": 0,
+    "specviz.lm.serve.vllm": 0,
 }
 
 

@@ -396,7 +396,7 @@ def bundled_run():
     """The bundled pair and one speculative run on it (statistics, the tokens of every fate), built in Chinese."""
     pytest.importorskip("torch")
     from specviz.lm import load_pair, speculative_generate
-    from specviz.lm.stats import spec_stats
+    from specviz.lm.stats.stats import spec_stats
 
     pair = load_pair(progress=False, hf_progress=False)
     ids = pair.tokenizer.encode("ROMEO:\n", add_special_tokens=False)
@@ -467,7 +467,7 @@ def test_lm_figures_show_no_english_in_chinese(zh, bundled_run):
 def test_live_app_on_the_bundled_pair_shows_no_english_in_chinese(zh, bundled_run, monkeypatch, tmp_path):
     """The live view after a run with its baseline, a close-up of each fate, a γ sweep, the formatted prompt,
     a γ-auto run and sweep, an unfetched model and a bad prompt."""
-    from specviz.lm import catalog
+    from specviz.lm.load import catalog
     from specviz.widgets.live import live_app
 
     pair = bundled_run[0]
@@ -508,7 +508,7 @@ def test_live_jobs_and_fates_speak_chinese(zh):
     import threading
 
     pytest.importorskip("torch")
-    from specviz.lm.fates import FATE_LABELS
+    from specviz.lm.stats.fates import FATE_LABELS
     from specviz.widgets.live.jobs import JobRunner
     from specviz.widgets.live.sweep import prompt_ids_for
 
@@ -536,11 +536,11 @@ def test_vllm_app_shows_no_english_in_chinese(zh):
     import dataclasses
 
     pytest.importorskip("torch")
-    from specviz.lm.vllm import parse_vllm_metrics
+    from specviz.lm.serve.vllm import parse_vllm_metrics
     from specviz.widgets.live.vllm import vllm_live_app
 
     counts = {"drafts": [10.0], "draft_tokens": [30.0], "accepted_tokens": [15.0], "accepted_tokens_per_pos": [8, 5, 2]}
-    page = ""  # a Prometheus page with vLLM's four counters (as in specviz.lm.vllm's doctest)
+    page = ""  # a Prometheus page with vLLM's four counters (as in specviz.lm.serve.vllm's doctest)
     for name, values in counts.items():
         page += f"# TYPE vllm:spec_decode_num_{name}_total counter\n"
         for i, v in enumerate(values):

@@ -12,8 +12,8 @@ from test_lm_engine import L, exact_continuations
 
 import specviz as sv
 from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
-from specviz.lm.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, forget, recall
-from specviz.lm.prompt_lookup import PromptLookupModel
+from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, forget, recall
 from specviz.standardize import Sampling
 
 ALPHA = 1e-4

@@ -16,8 +16,8 @@ from test_lm_engine import L, exact_continuations
 import specviz as sv
 from specviz import stopping
 from specviz.lm import NGramModel, Pair, SpeculativeEngine
-from specviz.lm.adaptive import AutoGamma, GammaChooser
-from specviz.lm.peeking import DropLowConfidenceDrafts, DropUnlikelyDrafts, StopAfterLowConfidence
+from specviz.lm.gamma.adaptive import AutoGamma, GammaChooser
+from specviz.lm.gamma.peeking import DropLowConfidenceDrafts, DropUnlikelyDrafts, StopAfterLowConfidence
 from specviz.standardize import Sampling
 
 ALPHA = 1e-4

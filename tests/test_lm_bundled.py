@@ -106,7 +106,7 @@ def test_empty_prompt_is_a_clear_error(pair):
 
 def test_card_facts_agree_with_the_loaded_weights_and_the_card(pair):
     """The facts notebook 11 shows come from metrics.json; the weights and MODEL_CARD.md must say the same."""
-    from specviz.lm.card import card_facts
+    from specviz.lm.load.card import card_facts
 
     facts = card_facts()
     for role in ("target", "draft"):
@@ -124,7 +124,7 @@ def test_card_markdown_is_in_the_page_language_and_refuses_two_tokenizers(tmp_pa
     import re
     import shutil
 
-    from specviz.lm.card import card_markdown
+    from specviz.lm.load.card import card_markdown
 
     en, zh = card_markdown("en"), card_markdown("zh")
     assert en.count("\n- ") == zh.count("\n- ") == 2 and "2,768,064" in en and "2,768,064" in zh

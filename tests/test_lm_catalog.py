@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-import specviz.lm.catalog as catalog
+import specviz.lm.load.catalog as catalog
 from specviz import cli
 
 PAYLOAD = b"GGUF" + bytes(range(256)) * 40  # stands in for a model file

@@ -17,7 +17,7 @@ import transformers
 from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint
 
 from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.models import cache_keyword
+from specviz.lm.engine.models import cache_keyword
 
 TF = transformers.__version__
 DEVICE = os.environ.get("SPECVIZ_TEST_DEVICE", "cpu")  # benchmarks/bench_gpu.py reruns these on cuda

@@ -14,8 +14,8 @@ import torch
 from lm_fixtures import spy_host_reads, tiny_checkpoint, tiny_llama_checkpoint
 
 from specviz.lm import HFModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.devices import check_device_map, describe_device_map
-from specviz.lm.models import main_device
+from specviz.lm.engine.models import main_device
+from specviz.lm.load.devices import check_device_map, describe_device_map
 
 GPT2_MAP = {
     "transformer.wte": "cpu",

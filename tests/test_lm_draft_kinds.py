@@ -25,10 +25,10 @@ from specviz.lm.drafts import KINDS, Draft, Proposal, draft_for, register  # noq
 from specviz.lm.drafts.base import chain_parents  # noqa: E402
 from specviz.lm.drafts.lookup import LookupDraft  # noqa: E402
 from specviz.lm.drafts.model import ModelDraft  # noqa: E402
-from specviz.lm.features import TOY_FEATURES, toy_features  # noqa: E402
-from specviz.lm.logits import probs_on_device  # noqa: E402
-from specviz.lm.models import LanguageModel  # noqa: E402
-from specviz.lm.run import compare  # noqa: E402
+from specviz.lm.engine.features import TOY_FEATURES, toy_features  # noqa: E402
+from specviz.lm.engine.logits import probs_on_device  # noqa: E402
+from specviz.lm.engine.models import LanguageModel  # noqa: E402
+from specviz.lm.stats.run import compare  # noqa: E402
 
 ALPHA = 1e-4
 V = 3
@@ -113,7 +113,9 @@ def test_the_kinds_are_registered_and_picked_by_the_model():
 
 
 def test_the_engine_steps_know_no_draft_kind():
-    src = "".join((Path(__file__).parents[1] / "specviz" / "lm" / f).read_text() for f in ("engine.py", "tree_step.py"))
+    src = "".join(
+        (Path(__file__).parents[1] / "specviz" / "lm" / "engine" / f).read_text() for f in ("loop.py", "tree_step.py")
+    )
     for word in ("hasattr(D", "propose_run", "propose_tree", "LookupTrie", "_lookup", "PromptLookup"):
         assert word not in src, word
 

@@ -293,7 +293,7 @@ def test_seed_kinds_reproduce(pair):
 def test_results_print_short_and_convert(pair):
     import json
 
-    from specviz.lm.stats import spec_stats
+    from specviz.lm.stats.stats import spec_stats
 
     r = speculative_generate(pair, [0], 2000, 4, seed=0)
     assert len(repr(r)) < 200 and "2000 new tokens" in repr(r)
@@ -368,7 +368,7 @@ def test_one_host_read_per_verify_step(monkeypatch):
 def test_stop_at_eos_uses_the_tokenizer_and_the_generation_config(pair):
     from types import SimpleNamespace
 
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
 
     fake = SimpleNamespace(
         target=SimpleNamespace(model=SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[1, 2]))),

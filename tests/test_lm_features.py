@@ -1,4 +1,4 @@
-"""A target session's features (specviz/lm/features.py): its last decoder layer's output, before the final norm.
+"""A target session's features (specviz/lm/engine/features.py): its last decoder layer's output, before the final norm.
 
 The reference is transformers' own uncached forward with `output_hidden_states=True`, whose last
 entry for GPT-2 and Llama comes after the final norm: the session's features, put through that
@@ -19,9 +19,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from specviz.lm import HFModel  # noqa: E402
-from specviz.lm.features import last_layer  # noqa: E402
-from specviz.lm.static_cache import StaticHFModel  # noqa: E402
-from specviz.lm.tree_attention import tree_paths  # noqa: E402
+from specviz.lm.engine.features import last_layer  # noqa: E402
+from specviz.lm.engine.static_cache import StaticHFModel  # noqa: E402
+from specviz.lm.trees.attention import tree_paths  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lm_fixtures import tiny_checkpoint  # noqa: E402

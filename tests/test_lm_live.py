@@ -25,8 +25,8 @@ from specviz.figures.position_money import distinct_labels, token_label, top_uni
 from specviz.figures.run_data import host_array
 from specviz.figures.style import trace_by_meta
 from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
-from specviz.lm import fates as FT
-from specviz.lm.stats import spec_stats
+from specviz.lm.stats import fates as FT
+from specviz.lm.stats.stats import spec_stats
 from specviz.palette import PALETTE
 from specviz.widgets.live import app as L
 from specviz.widgets.live.closeup import token_closeup
@@ -621,7 +621,7 @@ def test_gamma_sweep_stops_and_reports_progress_so_far():
 
 def test_payoff_table_is_the_textbook_optimum():
     from specviz.gamma import best_gamma, speedup
-    from specviz.lm.payoff import PayoffRow, break_even_cost, payoff_sentence, payoff_table
+    from specviz.lm.gamma.payoff import PayoffRow, break_even_cost, payoff_sentence, payoff_table
 
     rows = payoff_table(0.8, (0.05, 0.25, 0.5), max_gamma=16)
     assert rows == [
@@ -660,7 +660,7 @@ def test_payoff_table_is_the_textbook_optimum():
 
 
 def test_live_view_says_when_speculation_pays(ngram_pair):
-    from specviz.lm.payoff import payoff_sentence
+    from specviz.lm.gamma.payoff import payoff_sentence
     from specviz.widgets.live.render import cost_ratio
 
     app = L.live_app(ngram_pair, prompt="0 1", gamma=3, max_new_tokens=60, seed=1, ar_baseline=False)
@@ -695,7 +695,7 @@ def test_bundled_pair_in_the_live_view():
 
 def _lookup_pair(V=8, seed=0):
     """A toy target with a prompt-lookup draft: a step whose context has no match drafts 0 tokens (fate "target")."""
-    from specviz.lm.prompt_lookup import PromptLookupModel
+    from specviz.lm.drafts.prompt_lookup import PromptLookupModel
 
     return Pair(
         NGramModel.random(V, seed=seed, concentration=0.5, name="ngram-target"), PromptLookupModel(vocab_size=V)
@@ -708,7 +708,7 @@ LOOKUP_PROMPT = "0 1 2 3 0 1 2 3 0 1 2"
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_fate_of_a_run_has_a_legend_entry(lang):
     from specviz.i18n import set_language, t
-    from specviz.lm.fates import FATE_COLORS, FATE_KEYS, FATES
+    from specviz.lm.stats.fates import FATE_COLORS, FATE_KEYS, FATES
 
     app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma=4, max_new_tokens=60, seed=1, ar_baseline=False)
     r = app.generate(blocking=True)
@@ -731,7 +731,7 @@ def test_every_fate_of_a_run_has_a_legend_entry(lang):
 
 def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeypatch, tmp_path):
     from specviz.i18n import set_language
-    from specviz.lm import catalog
+    from specviz.lm.load import catalog
     from specviz.widgets.live.models import CUSTOM, pair_choices
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
@@ -776,7 +776,7 @@ def _chat_pair(hf_folders, template=True):
 
 
 def test_an_instruct_model_reads_its_chat_template_greedily_and_stops_at_the_end(hf_folders):
-    from specviz.lm.pair import format_prompt
+    from specviz.lm.engine.pair import format_prompt
     from specviz.widgets.live.models import DEFAULT_CHAT_PROMPT, sampling_defaults
 
     pair = _chat_pair(hf_folders)
@@ -891,8 +891,8 @@ def test_a_new_run_after_a_selection_shows_no_error(ngram_pair):
 @pytest.mark.skipif(os.environ.get("SPECVIZ_SKIP_SMOLLM2") == "1", reason="SPECVIZ_SKIP_SMOLLM2=1: SmolLM2 tests off")
 def test_smollm2_with_prompt_lookup_as_a_lecturer_runs_it():
     """The model choice's SmolLM2 + prompt lookup, loaded by the app: chat template, greedy, γ auto, end of turn."""
-    from specviz.lm import catalog
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
+    from specviz.lm.load import catalog
 
     catalog.fetch("smollm2-135m")  # a no-op after `make models`
     app = L.live_app(None, load=False, max_new_tokens=120, ar_baseline=False)  # γ: auto, the default
@@ -913,7 +913,7 @@ def test_smollm2_with_prompt_lookup_as_a_lecturer_runs_it():
 def test_an_auto_run_that_drafts_nothing_shows_its_numbers_without_an_error(ngram_pair, monkeypatch):
     """gamma="auto" may find that nothing pays and draft nothing (it did on a loaded CI machine): the stats
     table then shows '—' for what needs drafts (predicted speed-up, suggested γ), never an error."""
-    from specviz.lm.adaptive import AutoGamma
+    from specviz.lm.gamma.adaptive import AutoGamma
 
     monkeypatch.setattr(AutoGamma, "choose", lambda self, room, run=None, match=None: 0)
     app = L.live_app(ngram_pair, prompt="0", gamma="auto", max_new_tokens=30, ar_baseline=True)
@@ -967,7 +967,7 @@ def test_a_chain_run_shows_no_tree_panel(ngram_pair):
 
 
 def test_the_tree_control_offers_off_k_a_shape_and_auto_where_the_engine_takes_it():
-    from specviz.lm.settings import GenerationSettings
+    from specviz.lm.engine.settings import GenerationSettings
     from specviz.widgets.live.settings import read_tree
 
     app = L.live_app(_pair(), prompt="0", max_new_tokens=5, ar_baseline=False)

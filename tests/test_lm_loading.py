@@ -9,10 +9,10 @@ import torch
 from lm_fixtures import tiny_checkpoint
 
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.devices import parse_dtype, pick_device
-from specviz.lm.hub import hf_progress_bars
-from specviz.lm.pair import format_prompt
-from specviz.lm.prompt_lookup import PromptLookupModel
+from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+from specviz.lm.engine.pair import format_prompt
+from specviz.lm.load.devices import parse_dtype, pick_device
+from specviz.lm.load.hub import hf_progress_bars
 
 
 @pytest.fixture(scope="module")
@@ -283,14 +283,14 @@ def test_a_cached_hub_id_loads_without_network(ckpts, tmp_path, no_network, monk
     assert pair.target.vocab_size == 257
 
 
-# ------------------------------------------------------------------ a catalogue GGUF converted once (lm/converted.py)
+# ------------------------------------------------------------------ a catalogue GGUF converted once (lm/load/converted.py)
 
 
 def test_a_converted_copy_is_used_only_while_nothing_in_it_changed(ckpts, tmp_path):
     """save() writes a folder load_pair can read; usable() refuses it once the GGUF or any file in it changes."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from specviz.lm import converted
+    from specviz.lm.load import converted
 
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF stand-in")
@@ -319,7 +319,7 @@ def test_a_read_only_cache_still_loads(ckpts, tmp_path, monkeypatch):
     """No converted copy can be written: save() says so and returns None instead of failing the load."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from specviz.lm import converted
+    from specviz.lm.load import converted
 
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF stand-in")

@@ -23,7 +23,7 @@ from specviz.lm import (  # noqa: E402
     compare,
     speculative_generate,  # noqa: E402
 )
-from specviz.lm.logits import bad_rows  # noqa: E402
+from specviz.lm.engine.logits import bad_rows  # noqa: E402
 
 PROMPT = [1, 2, 3]
 BAD_TOKEN = 5  # the generated token (1-based) whose logits are broken: history length len(PROMPT) + 4
@@ -139,10 +139,10 @@ def test_specviz_run_exits_1_with_one_line_on_broken_logits(monkeypatch, capsys)
     def broken_compare(*args, **kwargs):
         raise NonFiniteLogitsError("the draft model produced non-finite logits (NaN or inf) for generated token 5")
 
-    monkeypatch.setattr("specviz.lm.run.compare", broken_compare)
+    monkeypatch.setattr("specviz.lm.stats.run.compare", broken_compare)
     monkeypatch.setattr("specviz.lm.compare", broken_compare)
     monkeypatch.setattr("specviz.lm.load_pair", lambda *a, **k: _pair("none"))
-    monkeypatch.setattr("specviz.lm.loading.load_pair", lambda *a, **k: _pair("none"))
+    monkeypatch.setattr("specviz.lm.load.loading.load_pair", lambda *a, **k: _pair("none"))
     status = cli.main(["run", "--target", "bundled", "--draft", "bundled", "--prompt", "hi", "--gamma", "2"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 1

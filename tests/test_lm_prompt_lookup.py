@@ -7,11 +7,11 @@ import pytest
 import torch
 from stats_helpers import chi_square_pvalue
 
-import specviz.lm.prompt_lookup as prompt_lookup
+import specviz.lm.drafts.prompt_lookup as prompt_lookup
 from specviz.lm import NGramModel, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.engine import SpeculativeEngine
-from specviz.lm.pair import Pair
-from specviz.lm.prompt_lookup import PromptLookupModel
+from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+from specviz.lm.engine.loop import SpeculativeEngine
+from specviz.lm.engine.pair import Pair
 
 ALPHA = 1e-3  # false-alarm rate of each chi-square test below
 

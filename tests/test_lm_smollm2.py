@@ -11,8 +11,9 @@ import time
 import pytest
 import torch
 
-from specviz.lm import autoregressive_generate, catalog, load_pair, speculative_generate
-from specviz.lm.prompt_lookup import PromptLookupModel
+from specviz.lm import autoregressive_generate, load_pair, speculative_generate
+from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+from specviz.lm.load import catalog
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("SPECVIZ_SKIP_SMOLLM2") == "1",
@@ -56,7 +57,7 @@ def test_the_converted_copy_holds_what_the_gguf_holds(pair):
     import gguf as gguf_lib
     import numpy as np
 
-    from specviz.lm import converted
+    from specviz.lm.load import converted
 
     path = catalog.local_path("smollm2-135m")
     folder = converted.usable(path)
@@ -135,7 +136,7 @@ def test_specviz_run_stops_at_the_end_of_the_turn(capsys):
     import json
 
     from specviz.cli import main
-    from specviz.lm.inputs import eos_ids
+    from specviz.lm.engine.inputs import eos_ids
 
     argv = ["run", "--target", "smollm2-135m", "--draft", "prompt-lookup", "--prompt", COPY_PROMPT]
     argv += ["--temperature", "0", "--device", "cpu", "--json", "--max-new-tokens", "160"]

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate
-from specviz.lm.static_cache import StaticHFModel
+from specviz.lm.engine.static_cache import StaticHFModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lm_fixtures import byte_tokenizer, tiny_checkpoint  # noqa: E402
@@ -357,7 +357,7 @@ def test_static_sessions_never_read_the_device_themselves(monkeypatch):
 
         def spy(self, *a, _orig=orig, _name=name, **k):
             caller = traceback.extract_stack(limit=2)[0].filename
-            if caller.endswith(("lm/static_cache.py", "lm/models.py")):
+            if caller.endswith(("lm/engine/static_cache.py", "lm/engine/models.py")):
                 session_reads.append(_name)
             return _orig(self, *a, **k)
 

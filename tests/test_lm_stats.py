@@ -6,7 +6,7 @@ from scipy import stats
 
 import specviz as sv
 from specviz.lm import NGramModel, Pair, speculative_generate
-from specviz.lm.stats import spec_stats
+from specviz.lm.stats.stats import spec_stats
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,8 @@ def hand_counts(steps, gamma):
 
 def variable_gamma_runs():
     """Runs whose steps draft different numbers of tokens: prompt lookup, auto, a shorter last step."""
-    from specviz.lm.adaptive import AutoGamma
-    from specviz.lm.prompt_lookup import PromptLookupModel
+    from specviz.lm.drafts.prompt_lookup import PromptLookupModel
+    from specviz.lm.gamma.adaptive import AutoGamma
 
     target = NGramModel.random(4, order=2, seed=3, concentration=0.3)
     lookup = Pair(target, PromptLookupModel(4))
@@ -124,7 +124,7 @@ def test_a_run_that_never_drafted_predicts_nothing_instead_of_raising():
 
 def tree_step(index, widths, accepted, token=9):
     """A hand-made tree step: every node of `widths` drafted, the first child accepted `accepted` times."""
-    from specviz.lm.results import StepRecord, TreeStep
+    from specviz.lm.engine.results import StepRecord, TreeStep
 
     parents, level = [], [-1]
     for w in widths:  # parents before children, level by level
@@ -147,13 +147,13 @@ def tree_step(index, widths, accepted, token=9):
 
 
 def plain_step(index, token=9):
-    from specviz.lm.results import StepRecord
+    from specviz.lm.engine.results import StepRecord
 
     return StepRecord(index, 0, [], [], [], 0, token, "target", [], [], [], 0.0, 0.02)
 
 
 def run_of(steps):
-    from specviz.lm.results import GenerationResult
+    from specviz.lm.engine.results import GenerationResult
 
     return GenerationResult([0], [t for s in steps for t in s.emitted], steps=steps, seconds=1.0, gamma=3)
 

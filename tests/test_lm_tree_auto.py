@@ -1,4 +1,4 @@
-"""tree="auto" (`specviz.lm.tree_auto.TreeAuto`): exact output, its choices from measurements, clear errors, the CLI.
+"""tree="auto" (`specviz.lm.trees.shape.TreeAuto`): exact output, its choices from measurements, clear errors, the CLI.
 
 The exact-law checks reuse tests/test_lm_tree_engine.py's harness (a trigram toy over V = 3 tokens, the
 law of the first L = 3 tokens by exact enumeration, a chi-square test at ALPHA = 1e-4 with fixed seeds:
@@ -23,15 +23,14 @@ from test_lm_tree_engine import ALPHA, PROMPT, L, V, exact_continuations, toy_pa
 from test_tree_verify import PLANTED, planted  # noqa: E402
 
 import specviz as sv  # noqa: E402
-import specviz.lm.engine as engine_module  # noqa: E402
-import specviz.lm.readout as readout_module  # noqa: E402
-import specviz.lm.tree_auto as tree_auto  # noqa: E402
+import specviz.lm.engine.loop as engine_module  # noqa: E402
+import specviz.lm.engine.readout as readout_module  # noqa: E402
+import specviz.lm.trees.shape as tree_auto  # noqa: E402
 from specviz.lm import GenerationSettings, NGramModel, Pair, SpeculativeEngine, speculative_generate  # noqa: E402
-from specviz.lm import tree_step as tree_step_module  # noqa: E402
-from specviz.lm.adaptive import AutoGamma, FixedGamma, forget, recall  # noqa: E402
-from specviz.lm.results import StepRecord, TreeStep  # noqa: E402
-from specviz.lm.tree_auto import TreeAuto  # noqa: E402
-from specviz.lm.tree_fit import first_accepted  # noqa: E402
+from specviz.lm.engine import tree_step as tree_step_module  # noqa: E402
+from specviz.lm.engine.results import StepRecord, TreeStep  # noqa: E402
+from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, forget, recall  # noqa: E402
+from specviz.lm.trees.shape import TreeAuto, first_accepted  # noqa: E402
 from specviz.standardize import Sampling  # noqa: E402
 
 
@@ -275,7 +274,7 @@ def test_a_step_without_its_record_counts_as_a_chain():
 @pytest.mark.slow  # loads the bundled pair
 def test_run_tree_auto_json_reports_the_shapes_each_step_used(capsys):
     from specviz.cli import main
-    from specviz.lm.run import format_report
+    from specviz.lm.stats.run import format_report
 
     argv = ["run", "--tree", "auto", "--max-new-tokens", "24", "--device", "cpu", "--json", "--temperature"]
     assert main([*argv, "1"]) == 0

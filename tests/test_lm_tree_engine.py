@@ -1,4 +1,4 @@
-"""Draft trees through the real engine (`specviz.lm.tree_step`): exact laws, planted bugs, greedy peers, records.
+"""Draft trees through the real engine (`specviz.lm.engine.tree_step`): exact laws, planted bugs, greedy peers, records.
 
 Goodness-of-fit checks are chi-square tests (`stats_helpers.chi_square_pvalue`) at ALPHA = 1e-4 with
 fixed seeds: a correct engine fails a given check with probability 1e-4 over random seeds (this
@@ -30,7 +30,7 @@ from test_lm_tree_sessions import sees_siblings  # noqa: E402
 from test_tree_verify import PLANTED, planted  # noqa: E402 - the walk's planted bugs, one copy
 
 import specviz as sv  # noqa: E402
-import specviz.lm.tree_attention as tree_attention  # noqa: E402
+import specviz.lm.trees.attention as tree_attention  # noqa: E402
 from specviz.lm import (  # noqa: E402
     GenerationSettings,
     LanguageModel,
@@ -40,13 +40,13 @@ from specviz.lm import (  # noqa: E402
     Session,
     SpeculativeEngine,
     autoregressive_generate,
-    catalog,
     load_pair,
     spec_stats,
     speculative_generate,
-    tree_step,
 )
-from specviz.lm.tree_attention import path_ids  # noqa: E402
+from specviz.lm.engine import tree_step  # noqa: E402
+from specviz.lm.load import catalog  # noqa: E402
+from specviz.lm.trees.attention import path_ids  # noqa: E402
 from specviz.standardize import Sampling  # noqa: E402
 
 ALPHA = 1e-4

@@ -1,6 +1,6 @@
 """Prompt lookup's draft trees: the trie of candidate runs, its exact law through the engine, greedy peers, reads.
 
-The trie (`specviz.lm.lookup_trie`, `PromptLookupSession.propose_tree`) is checked against
+The trie (`specviz.lm.drafts.lookup_trie`, `PromptLookupSession.propose_tree`) is checked against
 brute-force references written here: the ranked candidates of a history, and the trie of a list
 of runs built by recursion on the first token. Through the engine a lookup trie is verified with
 one point-mass q per child (`verify_tree_torch(..., one_hot=True)`).
@@ -47,14 +47,14 @@ from specviz.lm import (  # noqa: E402
     PromptLookupModel,
     SpeculativeEngine,
     autoregressive_generate,
-    catalog,
     load_pair,
     spec_stats,
     speculative_generate,
-    tree_step,
 )
-from specviz.lm.lookup_trie import LookupTrie, until_end  # noqa: E402
-from specviz.lm.prompt_lookup import AGREEMENT_CAP  # noqa: E402
+from specviz.lm.drafts.lookup_trie import LookupTrie, until_end  # noqa: E402
+from specviz.lm.drafts.prompt_lookup import AGREEMENT_CAP  # noqa: E402
+from specviz.lm.engine import tree_step  # noqa: E402
+from specviz.lm.load import catalog  # noqa: E402
 from specviz.standardize import Sampling  # noqa: E402
 
 ALPHA = 1e-4

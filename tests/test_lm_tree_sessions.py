@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 import torch
 
-import specviz.lm.tree_attention as tree_attention
-from specviz.lm import HFModel, NGramModel, catalog, load_pair
-from specviz.lm.models import transformers_version
-from specviz.lm.static_cache import StaticHFModel
-from specviz.lm.tree_attention import keep_cache_path, path_to
+import specviz.lm.trees.attention as tree_attention
+from specviz.lm import HFModel, NGramModel, load_pair
+from specviz.lm.engine.models import transformers_version
+from specviz.lm.engine.static_cache import StaticHFModel
+from specviz.lm.load import catalog
+from specviz.lm.trees.attention import keep_cache_path, path_to
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lm_fixtures import tiny_checkpoint  # noqa: E402

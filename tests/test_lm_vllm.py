@@ -1,4 +1,4 @@
-"""specviz.lm.vllm against a local HTTP server serving /metrics pages in vLLM's exact format.
+"""specviz.lm.serve.vllm against a local HTTP server serving /metrics pages in vLLM's exact format.
 
 The pages are built the way vLLM builds them: per engine, every draft runs vLLM's
 `SpecDecodingStats.observe_draft` (drafts += 1, draft tokens += γ, accepted += k, position i
@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from specviz.cli import main as cli_main
-from specviz.lm.vllm import metrics_url, parse_vllm_metrics, read_vllm_metrics, watch_vllm
-from specviz.lm.vllm_counters import SpecCounters, implied_alpha
+from specviz.lm.serve.vllm import metrics_url, parse_vllm_metrics, read_vllm_metrics, watch_vllm
+from specviz.lm.serve.vllm_counters import SpecCounters, implied_alpha
 
 GAMMA = 4
 MODEL = "meta-llama/Llama-3.1-70B-Instruct"

@@ -216,12 +216,12 @@ def lower_bound(spec: str) -> str:
 
 def test_transformers_floor_is_declared_everywhere_and_tested(pyproject):
     """pyproject, both conda files, the Makefile's test-floor and specviz name one transformers floor."""
-    from specviz.lm.models import TRANSFORMERS_FLOOR
+    from specviz.lm.engine.models import TRANSFORMERS_FLOOR
 
     makefile = (REPO / "Makefile").read_text()
     match = re.search(r"^TF_FLOOR\s*:?=\s*(\S+)\s*$", makefile, re.M)
     assert match, "Makefile must define TF_FLOOR := X.Y.Z (the version test-floor installs)"
-    floors = {"Makefile": match.group(1), "specviz.lm.models": TRANSFORMERS_FLOOR}
+    floors = {"Makefile": match.group(1), "specviz.lm.engine.models": TRANSFORMERS_FLOOR}
     floors["pyproject.toml"] = lower_bound(str(requirement(pyproject, "transformers")))
     for env_file in ("environment.yml", "binder/environment.yml"):
         env = load_yaml(REPO / env_file)

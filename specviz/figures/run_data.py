@@ -1,6 +1,6 @@
 """What the real-model views share: statistics that may be missing, tensors read on the host, "other".
 
-A view of a run takes a `specviz.lm.stats.SpecStats` (or None: an empty panel of γ
+A view of a run takes a `specviz.lm.stats.stats.SpecStats` (or None: an empty panel of γ
 positions) and reads its fields with `stat_of`; numbers that may come from a model go
 through `host_array` (a tensor on any device is copied to the CPU first).
 

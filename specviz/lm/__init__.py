@@ -5,10 +5,15 @@
 >>> len(speculative_generate(pair, [0], max_new_tokens=5, seed=0).new_ids)
 5
 
-The names below load on first use, so the modules that never touch torch (`stats`, `vllm`,
-`payoff`, `results`, `fates`, `catalog`, `adaptive`, `pair`, `settings`, `inputs`) import on the
-plain `pip install specviz`; a name that needs torch, asked for without it, raises an
-ImportError naming the `[lm]` extra.
+Seven rooms, in the order a run uses them: `load` (a model named, fetched, checked, placed),
+`engine` (the step loop, sessions, logits, settings, results), `drafts` (the draft kinds behind one
+interface), `trees` (tree attention, the tree verifier, each step's shape), `gamma` (how many tokens
+a step drafts), `stats` (what a run measured) and `serve` (a vLLM server's counters).
+
+The names below load on first use, so the modules that never touch torch (`stats.stats`,
+`serve.vllm`, `gamma.payoff`, `engine.results`, `stats.fates`, `load.catalog`, `engine.pair`,
+`engine.settings`, `engine.inputs`, ...) import on the plain `pip install specviz`; a name that needs
+torch, asked for without it, raises an ImportError naming the `[lm]` extra.
 """
 
 from importlib import import_module
@@ -17,21 +22,21 @@ LM_EXTRA = "specviz.lm needs the [lm] extra (torch, transformers, ...): pip inst
 """The one-line message for a missing torch (or transformers)."""
 
 HOMES = {  # public name -> the module of specviz.lm that defines it
-    **dict.fromkeys(("SpeculativeEngine", "autoregressive_generate", "speculative_generate"), "engine"),
-    **dict.fromkeys(("NonFiniteLogitsError", "process_logits", "process_probs"), "logits"),
-    **dict.fromkeys(("GenerationResult", "StepRecord"), "results"),
-    **dict.fromkeys(("BUNDLED_DIR", "load_pair"), "loading"),
-    "pick_device": "devices",
-    **dict.fromkeys(("Pair", "format_prompt"), "pair"),
-    "GenerationSettings": "settings",
-    **dict.fromkeys(("HFModel", "LanguageModel", "NGramModel", "Session"), "models"),
-    "payoff_table": "payoff",
-    "PromptLookupModel": "prompt_lookup",
-    "compare": "run",
-    "StaticHFModel": "static_cache",
-    **dict.fromkeys(("SpecStats", "spec_stats"), "stats"),
-    "SpecCounters": "vllm_counters",
-    **dict.fromkeys(("parse_vllm_metrics", "read_vllm_metrics"), "vllm"),
+    **dict.fromkeys(("SpeculativeEngine", "autoregressive_generate", "speculative_generate"), "engine.loop"),
+    **dict.fromkeys(("NonFiniteLogitsError", "process_logits", "process_probs"), "engine.logits"),
+    **dict.fromkeys(("GenerationResult", "StepRecord"), "engine.results"),
+    **dict.fromkeys(("BUNDLED_DIR", "load_pair"), "load.loading"),
+    "pick_device": "load.devices",
+    **dict.fromkeys(("Pair", "format_prompt"), "engine.pair"),
+    "GenerationSettings": "engine.settings",
+    **dict.fromkeys(("HFModel", "LanguageModel", "NGramModel", "Session"), "engine.models"),
+    "payoff_table": "gamma.payoff",
+    "PromptLookupModel": "drafts.prompt_lookup",
+    "compare": "stats.run",
+    "StaticHFModel": "engine.static_cache",
+    **dict.fromkeys(("SpecStats", "spec_stats"), "stats.stats"),
+    "SpecCounters": "serve.vllm_counters",
+    **dict.fromkeys(("parse_vllm_metrics", "read_vllm_metrics"), "serve.vllm"),
 }
 NEEDS_TORCH = ("torch", "transformers")
 """The packages of the [lm] extra whose absence `LM_EXTRA` names."""

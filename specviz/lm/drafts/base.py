@@ -18,7 +18,7 @@ A step runs in four calls on its draft, whatever the kind:
 
 Why any kind stays lossless: the engine verifies with the rule for the q the proposal carries,
 and q is fixed before the target is read, so the output follows the target's law whatever the
-draft proposes (`specviz.lm.adaptive` for a γ chosen from the summary).
+draft proposes (`specviz.lm.gamma.adaptive` for a γ chosen from the summary).
 
 >>> p = Proposal(tokens=None, parents=[-1, 0, 0], q=ONE_HOT, logits=[], tree=True)
 >>> p.size, p.chain, Proposal(tokens=None, parents=chain_parents(3), q=ONE_HOT, logits=[]).chain
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..gamma_chooser import Summary
+from ..gamma.chooser import Summary
 
 if TYPE_CHECKING:
     from ...standardize import Sampling

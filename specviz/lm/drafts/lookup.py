@@ -1,8 +1,8 @@
-"""Prompt lookup's draft (`specviz.lm.prompt_lookup`): the lookup runs in `summary`, before the γ chooser decides.
+"""Prompt lookup's draft (`specviz.lm.drafts.prompt_lookup`): the lookup runs in `summary`, before the γ chooser decides.
 
 `summary` reads the pending tokens into the session's index and looks once: for a chain step its
 best run (`propose_run`, cut after an end token), for a tree step its trie of candidate runs
-(`propose_tree`, `specviz.lm.lookup_trie`) at the widest shape the step may take. The chooser sees
+(`propose_tree`, `specviz.lm.drafts.lookup_trie`) at the widest shape the step may take. The chooser sees
 how many tokens that is and the run's agreement with the text (`Summary.match`). `propose` then
 cuts what was found to the chosen γ or shape: a trie cut to a chain is a chain. Its q is one-hot
 (`ONE_HOT`): each node's q is the point mass on its own token, chosen from the history before the
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from ..lookup_trie import until_end
 from .base import ONE_HOT, Draft, Proposal, Summary, chain_parents
+from .lookup_trie import until_end
 
 __all__ = ["LookupDraft"]
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import torch
 
 from ...torch_sampling import categorical_torch
-from ..logits import probs_on_device
+from ..engine.logits import probs_on_device
 from .base import Draft, Proposal, chain_parents
 
 if TYPE_CHECKING:
     from ...standardize import Sampling
-    from ..models import Session
+    from ..engine.models import Session
 
 __all__ = ["ModelDraft", "draft_chain", "draft_tree"]
 

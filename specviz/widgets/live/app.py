@@ -47,7 +47,7 @@ import ipywidgets as W
 
 from ...checks import AUTO, flag, integer, real
 from ...i18n import t
-from ...lm.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE
+from ...lm.engine.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE
 from ..base import App
 from .controls import LABEL_STYLE, LiveControls
 from .jobs import JobRunner

@@ -24,8 +24,8 @@ from ...figures import position_money_diagram, position_money_patch, target_only
 from ...figures.position_money import distinct_labels, token_label, top_union, with_other
 from ...figures.run_data import host_array, other_label
 from ...i18n import t
-from ...lm.fates import FATE_COLORS, FATE_LABELS
-from ...lm.logits import process_logits
+from ...lm.engine.logits import process_logits
+from ...lm.stats.fates import FATE_COLORS, FATE_LABELS
 from ...palette import text_colour
 from ...standardize import Sampling
 

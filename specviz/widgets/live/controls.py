@@ -1,7 +1,7 @@
 """The input half of the live view: which pair, the prompt, the settings, the buttons, the status.
 
 `LiveControls` builds the widgets and reads them: `settings()` is the one
-`specviz.lm.settings.GenerationSettings` a click runs with. What the buttons do is wired by
+`specviz.lm.engine.settings.GenerationSettings` a click runs with. What the buttons do is wired by
 `specviz.widgets.live.app.LiveApp`. The model choice (`pair_choice`) fills the target and
 draft boxes, which take any name, folder, .gguf file or hub id as free text
 (`specviz.widgets.live.models`). `describe_pair_html` is the line under the pair selector.
@@ -24,7 +24,7 @@ import ipywidgets as W
 
 from ...checks import flag
 from ...i18n import t
-from ...lm.settings import GenerationSettings
+from ...lm.engine.settings import GenerationSettings
 from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
 from .settings import live_settings, sampling_widgets, tree_widget, tree_words

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 from ...checks import AUTO
 from ...i18n import t
-from ...lm.fates import PieceDecoder
-from ...lm.results import GenerationResult
-from ...lm.settings import GenerationSettings
+from ...lm.engine.results import GenerationResult
+from ...lm.engine.settings import GenerationSettings
+from ...lm.stats.fates import PieceDecoder
 from .settings import PLACEHOLDER_GAMMA
 
 JOB_KEYS = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from ...i18n import t
-from ...lm.loading import load_pair
+from ...lm.load.loading import load_pair
 from .models import check_fetched, formatted_prompt_html
 from .pair_info import check_device
 from .sweep import prompt_ids_for, warm_up

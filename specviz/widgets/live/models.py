@@ -1,7 +1,7 @@
 """The live view's model choice: which pairs to offer, what still needs fetching, and an instruct model's settings.
 
 `pair_choices()` are the pairs a lecturer picks from: the bundled offline pair, each catalogue
-model (`specviz.lm.catalog`) with a prompt-lookup draft, marked while it still needs
+model (`specviz.lm.load.catalog`) with a prompt-lookup draft, marked while it still needs
 `specviz models fetch NAME`, and "other" (type any target and draft: a catalogue name, a
 folder, a .gguf file or a hub id). `check_fetched` turns an unfetched catalogue name into a
 clear message before anything loads. An instruct model (a tokenizer with a chat template)
@@ -21,10 +21,10 @@ import html
 import ipywidgets as W
 
 from ...i18n import t
-from ...lm import catalog
-from ...lm.fates import DIM_STYLE
-from ...lm.loading import PROMPT_LOOKUP
-from ...lm.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
+from ...lm.load import catalog
+from ...lm.load.loading import PROMPT_LOOKUP
+from ...lm.stats.fates import DIM_STYLE
+from ...lm.stats.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
 from ...palette import INK
 
 BUNDLED_PAIR = ("bundled", "bundled")
@@ -38,7 +38,7 @@ DEFAULT_PROMPT = SHAKESPEARE_PROMPT
 
 DEFAULT_CHAT_PROMPT = TASK_PROMPTS[LOOKUP_TASK]
 """The prompt an instruct model starts with: a rewrite, which repeats most of its input, so prompt lookup's
-drafts are often right (`specviz.lm.prompts`; bench_prompt_lookup times the same text)."""
+drafts are often right (`specviz.lm.stats.prompts`; bench_prompt_lookup times the same text)."""
 
 
 def fetch_command(name: str) -> str:

@@ -3,7 +3,7 @@
 Pure functions of results and statistics (no widgets, no threads), so the live view can
 redraw from any thread: the run's statistics against theory, the verify steps, vLLM's
 counters, and the patches of `specviz.figures.live_figure`'s panels. The coloured text of a
-run (`fates_html`) is `specviz.lm.fates`.
+run (`fates_html`) is `specviz.lm.stats.fates`.
 
 >>> fmt_number(float("nan")), fmt_number(1.23456, ".2f", "×")
 ('—', '1.23×')
@@ -23,11 +23,11 @@ from ...checks import AUTO
 from ...figures import accepted_hist_patch, gamma_steps_patch, per_position_patch, throughput_patch
 from ...htmlkit import html_table
 from ...i18n import t
-from ...lm.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
+from ...lm.stats.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
 from ...palette import INK
 
 if TYPE_CHECKING:
-    from ...lm.vllm import SpecCounters
+    from ...lm.serve.vllm import SpecCounters
 
 
 def fmt_number(v, spec=".3f", suffix="") -> str:

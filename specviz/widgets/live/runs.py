@@ -16,8 +16,8 @@ import time
 
 from ...checks import AUTO, gamma_setting, integer
 from ...i18n import t
-from ...lm.engine import autoregressive_generate, speculative_generate
-from ...lm.stats import spec_stats
+from ...lm.engine.loop import autoregressive_generate, speculative_generate
+from ...lm.stats.stats import spec_stats
 from .jobs import LiveRun
 from .render import status_html, throughput_panel_patch
 from .settings import GAMMAS

@@ -2,9 +2,9 @@
 
 The ranges are the view's own (a slider's ends, the most tokens one live run asks for), each
 error naming the setting and its whole range; `live_settings` checks them, then builds the
-`specviz.lm.settings.GenerationSettings` the engines take, which reads γ ("auto" or a whole
+`specviz.lm.engine.settings.GenerationSettings` the engines take, which reads γ ("auto" or a whole
 number) and the tree's shape (as typed in the tree box), once. Top-k 0 and top-p 1 mean off. The defaults
-(γ, the tree, max new tokens) and the bound on new tokens are `specviz.lm.settings`' own, not copies.
+(γ, the tree, max new tokens) and the bound on new tokens are `specviz.lm.engine.settings`' own, not copies.
 
 >>> s = live_settings(" Auto ", 0.8, 0, 1.0, 50, 1)
 >>> s.gamma, s.temperature, s.top_k, s.top_p, s.max_new_tokens, s.seed, s.stop_at_eos
@@ -36,7 +36,7 @@ import ipywidgets as W
 
 from ...checks import AUTO, brief, integer, real, tree_setting
 from ...i18n import LANGUAGES, t
-from ...lm.settings import DEFAULT_GAMMA, DEFAULT_TREE, MAX_NEW_TOKENS, MAX_SEED, GenerationSettings
+from ...lm.engine.settings import DEFAULT_GAMMA, DEFAULT_TREE, MAX_NEW_TOKENS, MAX_SEED, GenerationSettings
 
 GAMMAS = tuple(range(1, 9))
 """The γ values of the live view's sweep."""

@@ -1,6 +1,6 @@
 """The live view's runs on a real pair: the prompt as token ids, a warm-up, timing rounds, the γ sweep, as functions.
 
-Each run takes one `specviz.lm.settings.GenerationSettings` (what a click asked for) and
+Each run takes one `specviz.lm.engine.settings.GenerationSettings` (what a click asked for) and
 passes it to the engine whole.
 
 >>> from specviz.lm import NGramModel, Pair
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from ...checks import AUTO
 from ...i18n import t
-from ...lm.engine import autoregressive_generate, speculative_generate
-from ...lm.pair import format_prompt
-from ...lm.settings import MAX_SEED, GenerationSettings
-from ...lm.stats import spec_stats
+from ...lm.engine.loop import autoregressive_generate, speculative_generate
+from ...lm.engine.pair import format_prompt
+from ...lm.engine.settings import MAX_SEED, GenerationSettings
+from ...lm.stats.stats import spec_stats
 from .settings import GAMMAS
 
 
@@ -30,7 +30,7 @@ def prompt_ids_for(pair, text: str, chat: bool = True) -> list:
     """The prompt box's text as token ids: tokenized, or read as ids ("0 3 1") for a pair without tokenizer.
 
     With `chat` and a tokenizer that has a chat template (an instruct model), the text is one
-    user turn inside that template (`specviz.lm.pair.format_prompt`), as the engine's
+    user turn inside that template (`specviz.lm.engine.pair.format_prompt`), as the engine's
     chat="auto" encodes it; otherwise it is tokenized as typed.
     """
     tok = getattr(pair, "tokenizer", None)

@@ -26,9 +26,9 @@ from ...figures import apply_live_patch, gamma_sweep_patch, live_figure
 from ...figures.live_panels import LIVE_PANELS
 from ...figures.position_money import token_label
 from ...i18n import t
-from ...lm.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
-from ...lm.payoff import payoff_sentence
-from ...lm.stats import spec_stats
+from ...lm.gamma.payoff import payoff_sentence
+from ...lm.stats.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
+from ...lm.stats.stats import spec_stats
 from ..figure_sync import responsive
 from .closeup import closeup_info_html, default_token, token_closeup
 from .render import (

@@ -4,7 +4,7 @@
 server's address, a polling interval, Start / Stop / Read once, a table of vLLM's figures and
 ONE FigureWidget with the two acceptance panels of the real-model live view
 (`specviz.figures.acceptance_panels_figure`), drawn from the counts
-of the last interval (`specviz.lm.vllm.SpecCounters.stats`). The first reading shows the
+of the last interval (`specviz.lm.serve.vllm.SpecCounters.stats`). The first reading shows the
 totals since the server started; every later one the difference from the previous reading.
 A server that is down, a 404, a page without speculative counters or with counters no
 server can show, several models and none chosen (the `model` box; the message lists them) or
@@ -29,7 +29,7 @@ import plotly.graph_objects as go
 
 from ...figures import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
 from ...i18n import t
-from ...lm.vllm import (
+from ...lm.serve.vllm import (
     DEFAULT_TIMEOUT_S,
     MAX_INTERVAL_S,
     SpecCounters,

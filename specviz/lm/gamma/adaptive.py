@@ -71,7 +71,7 @@ verdict), or "leave x_j out when q(x_j) is small" (the draft's confidence in a t
 already sampled). transformers' confidence threshold keeps the low-confidence token and
 stops after it: a stopping time, so lossless. A deterministic draft (prompt lookup) has
 nothing random to peek at: its proposal is a function of h, so any rule over it is a
-function of h. `specviz.lm.peeking` plants both peeking choosers in the engine and the
+function of h. `specviz.lm.gamma.peeking` plants both peeking choosers in the engine and the
 exact-distribution check in `tests/test_lm_adaptive_peeking.py` catches them, while the
 stopping rule passes; `specviz.stopping` computes all of them exactly, and notebook 09 shows it.
 
@@ -92,8 +92,8 @@ import bisect
 import weakref
 from dataclasses import dataclass, field
 
-from ..checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
-from .gamma_chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, summary_of, whole
+from ...checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
+from .chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, summary_of, whole
 
 __all__ = ["AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]
 
@@ -456,7 +456,9 @@ def as_chooser(gamma, checked: bool = False) -> GammaChooser:
     if isinstance(gamma, GammaChooser):
         return check_chooser(gamma)
     if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # a chooser of its own (numpy scalars have choose)
-        raise TypeError(f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}")
+        raise TypeError(
+            f"gamma: a chooser must subclass specviz.lm.gamma.adaptive.GammaChooser, got {type(gamma).__name__}"
+        )
     gamma = gamma if checked else gamma_setting(gamma, auto=True)
     return AutoGamma(remember=True) if gamma == AUTO else FixedGamma(gamma, checked=True)
 

@@ -39,9 +39,9 @@ import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..checks import AUTO, flag, gamma_setting, integer, tree_setting
-from ..standardize import Sampling
-from .gamma_chooser import GammaChooser
+from ...checks import AUTO, flag, gamma_setting, integer, tree_setting
+from ...standardize import Sampling
+from ..gamma.chooser import GammaChooser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 DEFAULT_GAMMA = AUTO
-"""γ when none is given (for a chain or tree="auto"): each step chooses its own (`specviz.lm.adaptive.AutoGamma`).
+"""γ when none is given (for a chain or tree="auto"): each step chooses its own (`specviz.lm.gamma.adaptive.AutoGamma`).
 The one default γ: `specviz run --gamma`, the live view's γ control and the library all start from it."""
 DEFAULT_TREE = None
 """The draft tree when none is given: none, a chain of drafts."""
@@ -170,7 +170,7 @@ class GenerationSettings:
             return gamma
         if hasattr(gamma, "choose") and hasattr(gamma, "observe"):  # numpy scalars have choose only
             raise TypeError(
-                f"gamma: a chooser must subclass specviz.lm.adaptive.GammaChooser, got {type(gamma).__name__}"
+                f"gamma: a chooser must subclass specviz.lm.gamma.adaptive.GammaChooser, got {type(gamma).__name__}"
             )
         return gamma_setting(gamma, auto=True, text=text)
 

@@ -9,9 +9,9 @@ then cropped back to the accepted prefix.
 
 Everything between two verify steps stays on the models' device: logits, the draft's
 samples, the acceptance test and the resampling (`specviz.torch_sampling`, with the
-distributions from `specviz.lm.logits`). The host learns the outcome once per verify step,
+distributions from `specviz.lm.engine.logits`). The host learns the outcome once per verify step,
 in a single transfer of the drafts, the accepted count, the extra token and the numbers the
-step record keeps; `specviz.lm.readout` makes the step's `StepRecord` from that read.
+step record keeps; `specviz.lm.engine.readout` makes the step's `StepRecord` from that read.
 
 The draft side of a step is one protocol (`specviz.lm.drafts`): before the γ chooser decides, the
 draft gives a `Summary` of what it can propose (prompt lookup looks up its run there; a model draft
@@ -21,13 +21,13 @@ chain step and one tree step for every kind. A draft may propose fewer than γ t
 whose `next_logits` is None has no proposal): the step verifies what it has.
 
 A run's settings are one `GenerationSettings` (as keywords or `settings=`). γ is a whole number,
-"auto" (`specviz.lm.adaptive.AutoGamma` chooses each step's, 0 included, from what the run
+"auto" (`specviz.lm.gamma.adaptive.AutoGamma` chooses each step's, 0 included, from what the run
 measured) or any `GammaChooser`; why a chosen γ keeps the output exact is proved in
-`specviz.lm.adaptive`. A step with γ = 0 is a plain target step (fate "target"). With `tree=` a step of
-depth γ > 0 verifies a draft tree in one target forward (`specviz.lm.tree_step`).
+`specviz.lm.gamma.adaptive`. A step with γ = 0 is a plain target step (fate "target"). With `tree=` a step of
+depth γ > 0 verifies a draft tree in one target forward (`specviz.lm.engine.tree_step`).
 
->>> from specviz.lm.models import NGramModel
->>> from specviz.lm.pair import Pair
+>>> from specviz.lm.engine.models import NGramModel
+>>> from specviz.lm.engine.pair import Pair
 >>> pair = Pair(NGramModel.random(5, seed=1), NGramModel.random(5, seed=2))
 >>> r = speculative_generate(pair, [0], max_new_tokens=10, gamma=3, seed=0)
 >>> len(r.new_ids), sum(s.n_emitted for s in r.steps)
@@ -47,9 +47,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..torch_sampling import categorical_torch, residual_rows, verify_chain_torch
-from .adaptive import as_chooser, recall, remember
-from .drafts import ONE_HOT, draft_for
+from ...torch_sampling import categorical_torch, residual_rows, verify_chain_torch
+from ..drafts import ONE_HOT, draft_for
+from ..gamma.adaptive import as_chooser, recall, remember
+from ..trees.shape import tree_plan
 from .inputs import check_callback, check_model, check_pair, eos_ids, model_prompt
 from .logits import (
     bad_rows,
@@ -65,15 +66,14 @@ from .logits import (
 from .readout import StepClock, read_once, step_record, top_tokens
 from .results import GenerationResult, StepRecord
 from .settings import DEFAULT_MAX_NEW_TOKENS, GenerationSettings, keyword_settings, settings_or
-from .tree_plan import tree_plan
 from .tree_step import TreeSteps
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ..standardize import Sampling
-    from .drafts import Draft, Proposal
-    from .gamma_chooser import GammaChooser
+    from ...standardize import Sampling
+    from ..drafts import Draft, Proposal
+    from ..gamma.chooser import GammaChooser
     from .models import LanguageModel, Session
     from .pair import Pair
 
@@ -202,7 +202,7 @@ class SpeculativeEngine(TreeSteps):
         return result
 
     def propose(self, draft: Draft, seq: list, s: Sampling, g: int, widths: tuple | None, gen) -> Proposal:
-        """The step's proposal: a chain of up to g drafts (`widths` None) or a tree (a hook: `specviz.lm.peeking`)."""
+        """The step's proposal: a chain of up to g drafts (`widths` None) or a tree (a hook: `specviz.lm.gamma.peeking`)."""
         return draft.propose(seq, s, g, widths, gen)
 
     def _step(self, T, draft: Draft, seq, s: Sampling, g: int, widths, gen_t, gen_d, index: int, start: int):
@@ -365,10 +365,10 @@ def speculative_generate(
     """Generate with speculative decoding; the output is distributed exactly as the target's.
 
     `gamma`: drafts per verify step, a whole number >= 0 (0: plain decoding through the engine),
-    None (the default: "auto" for a chain, a fixed tree's own depth: `specviz.lm.settings.DEFAULT_GAMMA`),
+    None (the default: "auto" for a chain, a fixed tree's own depth: `specviz.lm.engine.settings.DEFAULT_GAMMA`),
     "auto" (each step chooses, 0 included, from the measured times and acceptance of this run
-    and of the last auto run on the same models and settings: `specviz.lm.adaptive.AutoGamma`,
-    `specviz.lm.adaptive.forget` to start cold), or a `GammaChooser`. `stop_at_eos=True` ends the run at
+    and of the last auto run on the same models and settings: `specviz.lm.gamma.adaptive.AutoGamma`,
+    `specviz.lm.gamma.adaptive.forget` to start cold), or a `GammaChooser`. `stop_at_eos=True` ends the run at
     the tokenizer's end token or the generation config's end ids; `result.finish_reason` says
     "stop", "length" (max_new_tokens reached) or "abort" (on_step returned False).
 

@@ -6,7 +6,7 @@ suffix (3 tokens, else 2, else 1) — of its last 8 occurrences, the one whose c
 with the end of the text for longest — as many as the step may verify, in one dictionary
 lookup and a short backward comparison. For a draft tree it asks for all of them at once
 (`propose_tree`): the runs after each of those occurrences, merged into a trie
-(`specviz.lm.lookup_trie`). Token by token (`feed`, `next_logits`, for other engines), after
+(`specviz.lm.drafts.lookup_trie`). Token by token (`feed`, `next_logits`, for other engines), after
 reading t_1..t_n it takes the suffix (t_{n-2}, t_{n-1}, t_n), finds the most recent *earlier*
 place where those three tokens occurred, and proposes the token that followed them there;
 failing that it tries the last two tokens, then the last one. When nothing matches it has no proposal, and its
@@ -60,8 +60,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..engine.models import LanguageModel, Session
 from .lookup_trie import LookupTrie, until_end
-from .models import LanguageModel, Session
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..standardize import Sampling
+from ...standardize import Sampling
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

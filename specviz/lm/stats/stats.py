@@ -44,12 +44,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
+from ...gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .results import GenerationResult
+    from ..engine.results import GenerationResult
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ def nodes_drafted(step) -> int:
 def step_shapes(steps) -> tuple:
     """((shape, steps), ...) most used first: each step's widths as "3,2,1" (a chain of 2: "1,1"), "plain" for γ = 0.
 
-    What a `tree="auto"` run did (`specviz.lm.tree_auto`), as a histogram over its steps.
+    What a `tree="auto"` run did (`specviz.lm.trees.shape`), as a histogram over its steps.
 
     >>> from types import SimpleNamespace as Step
     >>> step_shapes([Step(gamma=2, tree=None), Step(gamma=0, tree=None), Step(gamma=2, tree=Step(widths=(3, 1)))] * 2)

@@ -27,9 +27,9 @@ numbers >= 0, each sample once, positions 0..k-1 without gaps, accepted <= draft
 drafts × k, accepted at a position <= drafts and <= accepted at the position before, one
 `model_name` (or the one asked for: several are never summed). A reading is one GET of
 http(s) only, the whole page within the timeout, at most MAX_PAGE_BYTES, redirected to
-another host only when asked (`specviz.lm.http_get`, told here how to name a vLLM server).
+another host only when asked (`specviz.lm.serve.http_get`, told here how to name a vLLM server).
 Anything else is a ValueError or ConnectionError naming it. The counters come back as a
-`SpecCounters` (`specviz.lm.vllm_counters`), which subtracts into an interval's counts.
+`SpecCounters` (`specviz.lm.serve.vllm_counters`), which subtracts into an interval's counts.
 
 >>> page = '''# TYPE vllm:spec_decode_num_drafts_total counter
 ... vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10.0

@@ -9,8 +9,8 @@
 Nothing here downloads a catalog model (run `specviz models fetch smollm2-135m` once
 first), and a hub id that is neither in the local Hugging Face cache nor reachable
 fails within seconds.
-Device and dtype are checked (`specviz.lm.devices`), a hub id asked after (`specviz.lm.hub`) and every
-file found and checked (`specviz.lm.model_files`) before any weights are read.
+Device and dtype are checked (`specviz.lm.load.devices`), a hub id asked after (`specviz.lm.load.hub`) and every
+file found and checked (`specviz.lm.load.model_files`) before any weights are read.
 """
 
 from __future__ import annotations
@@ -24,20 +24,20 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..drafts.prompt_lookup import PromptLookupModel
+from ..engine.models import HFModel, LanguageModel
+from ..engine.pair import Pair
 from . import catalog, converted
 from .devices import check_device_map, parse_dtype, pick_device
 from .hub import hf_progress_bars, hub_cached, hub_offline, probe_hub
 from .model_files import ModelSource, align_gguf_eos, check_folder, compare_tokenizers, load_model, load_tokenizer
-from .models import HFModel, LanguageModel
-from .pair import Pair
-from .prompt_lookup import PromptLookupModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from transformers import PreTrainedTokenizerBase
 
-BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "bundled"
 PROMPT_LOOKUP = "prompt-lookup"
 
 log = logging.getLogger(__name__)
@@ -179,16 +179,16 @@ def load_pair(
       * a local checkpoint folder, a local .gguf file, or a Hugging Face hub id;
       * a model already loaded: a transformers causal LM or a specviz `LanguageModel`;
       * for the draft only, "prompt-lookup": a weightless n-gram draft over the target's
-        vocabulary (see `specviz.lm.prompt_lookup`).
+        vocabulary (see `specviz.lm.drafts.prompt_lookup`).
 
     `tokenizer` is used as is when given; otherwise it comes from the target's files
     (a pair of loaded models without one works on token ids only). `device` and `dtype`
     are checked before anything loads; "auto" keeps already-loaded models where they
-    are. `progress`: None logs one line per stage to the `specviz.lm.loading` logger,
+    are. `progress`: None logs one line per stage to the `specviz.lm.load.loading` logger,
     True prints them to stderr, False drops them, a callable receives them.
     `hf_progress`: None leaves Hugging Face's own progress bars as they are; True/False
     shows/hides them during this call only. `static_cache=True` gives each Hugging Face model
-    a preallocated StaticCache (`specviz.lm.static_cache`); `compile=True` also compiles its
+    a preallocated StaticCache (`specviz.lm.engine.static_cache`); `compile=True` also compiles its
     decode and verify steps (CUDA graphs on a GPU; tens of seconds of warm-up on a CPU), verify
     chunks padded up to a `verify_bucket` length ((2, 5) covers the draft's 2-token feeds and γ = 4). If the embedding tables are padded to
     different sizes, only the shared vocabulary is compared.
@@ -198,7 +198,7 @@ def load_pair(
     large for one GPU); `device` must then stay "auto". It applies to the draft too, unless
     `draft_device_map` gives the draft its own (a dict names one model's modules). Each model
     takes its ids on its main device and its logits are brought back there, so the engine
-    works on one device per model (`specviz.lm.models.main_device`).
+    works on one device per model (`specviz.lm.engine.models.main_device`).
     """
     say = _reporter(progress)
     explicit_device = not (device is None or (isinstance(device, str) and device == "auto"))
@@ -271,7 +271,7 @@ def _static(lm: LanguageModel, compile: bool, verify_bucket, say) -> LanguageMod
     """An HFModel moved onto a preallocated StaticCache (compiled with compile=True); other models as they are."""
     if not isinstance(lm, HFModel):
         return lm
-    from .static_cache import StaticHFModel
+    from ..engine.static_cache import StaticHFModel
 
     fast = StaticHFModel(
         lm.model, lm.name, vocab_size=lm.vocab_size, compile=compile, verify_bucket=verify_bucket if compile else None

@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .inputs import check_pair
-from .settings import MAX_NEW_TOKENS, GenerationSettings, settings_or
+from ..engine.inputs import check_pair
+from ..engine.settings import MAX_NEW_TOKENS, GenerationSettings, settings_or
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .pair import Pair
+    from ..engine.pair import Pair
 
 __all__ = ["compare", "format_report"]
 
@@ -61,10 +61,10 @@ def compare(
     drafting steps used (the deepest, when each was a prefix of it), `tree_shapes` how many steps ran each
     shape ("3,1,1" a tree, "1,1" a chain of 2, "plain"; what tree="auto" chose), `per_position_acceptance`
     is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
-    per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats`).
+    per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats.stats`).
     """
-    from ..checks import integer
-    from .engine import autoregressive_generate, speculative_generate
+    from ...checks import integer
+    from ..engine.loop import autoregressive_generate, speculative_generate
     from .stats import spec_stats
 
     check_pair(pair)

@@ -1,7 +1,7 @@
 """What a generation is given besides its settings, checked: the pair or model, the prompt, the callback, the end ids.
 
 The settings (`GenerationSettings`) check themselves; these are the call's other arguments, each
-named in its error. A text prompt becomes token ids through `specviz.lm.pair.format_prompt`
+named in its error. A text prompt becomes token ids through `specviz.lm.engine.pair.format_prompt`
 (the chat template when the tokenizer has one); token ids must fit every model's vocabulary, and
 the prompt plus the tokens asked for must fit every model's context.
 

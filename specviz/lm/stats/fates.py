@@ -16,8 +16,8 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from ..i18n import t
-from ..palette import FATE_COLORS, INK, rgba  # the fate colours are palette entries (specviz.palette)
+from ...i18n import t
+from ...palette import FATE_COLORS, INK, rgba  # the fate colours are palette entries (specviz.palette)
 
 FATES = ("accepted", "resampled", "bonus", "target")
 FATE_KEYS = {

@@ -114,7 +114,7 @@ def check_device_map(device_map: object, name: str = "device_map") -> str | dict
 
 def describe_device_map(model) -> str:
     """'device map: cuda:0 (12 modules), cuda:1 (11 modules)' for a split model, else its one device."""
-    from .models import main_device, split_device_map
+    from ..engine.models import main_device, split_device_map
 
     dm = split_device_map(model)
     if not dm:

@@ -1,6 +1,6 @@
 """vLLM's speculative-decoding counters as one record: a reading, or the difference of two, and its figures.
 
-`SpecCounters` holds what `specviz.lm.vllm` reads from a server's `/metrics` page (drafts,
+`SpecCounters` holds what `specviz.lm.serve.vllm` reads from a server's `/metrics` page (drafts,
 draft tokens, accepted tokens, accepted per draft position, summed over engines) and gives
 vLLM's three figures from them: acceptance rate = accepted / draft tokens, mean acceptance
 length = 1 + accepted / drafts, per-position acceptance[i] = accepted at i / drafts. Two
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..gamma import accepted_length_dist, expected_tokens
+from ...gamma import accepted_length_dist, expected_tokens
 
 if TYPE_CHECKING:
-    from .stats import SpecStats
+    from ..stats.stats import SpecStats
 
 VLLM_SOURCE = "github.com/vllm-project/vllm, vllm/v1/spec_decode/metrics.py at commit ee4ceaae5953"
 
@@ -145,7 +145,7 @@ class SpecCounters:
         no p and q); the conditional per-position rate is accepted at i / accepted at i-1 (drafts
         for i = 0), exact when every draft proposes γ tokens. Timings unknown to vLLM are NaN.
         """
-        from .stats import SpecStats
+        from ..stats.stats import SpecStats
 
         g, d = self.gamma, self.drafts
         reached = np.array([d, *self.accepted_per_position[:-1]], dtype=float) if g else np.zeros(0)

@@ -13,7 +13,7 @@ from R; when cur has no children it is drawn from P[cur] (the bonus). Greedy (T 
 first child equal to argmax P[cur], and end with argmax P[cur] at the stop.
 
 With `one_hot=True` each child has its own q, the point mass on its token (prompt lookup's
-trie, `specviz.lm.lookup_trie`: siblings are distinct tokens, each chosen from the history before
+trie, `specviz.lm.drafts.lookup_trie`: siblings are distinct tokens, each chosen from the history before
 the target is read), and Q is not needed. The same rule with one q per child (SpecInfer's
 multi-SSM form): child c (token x) is accepted with probability min(1, R(x)/1) = R(x); on
 rejection R := (R - onehot(x))+ / Z, i.e. R with x zeroed and renormalised. Each token y then
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..checks import MAX_TREE_NODES, integer
-from ..torch_sampling import categorical_torch, residual_rows
+from ...checks import MAX_TREE_NODES, integer
+from ...torch_sampling import categorical_torch, residual_rows
 
 
 @dataclass(frozen=True)

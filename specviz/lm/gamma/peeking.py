@@ -1,7 +1,7 @@
 """Planted adaptive-γ rules for the engine: two that look at a drafted token and leave it out, one that stops after it.
 
 Whether draft x_j is verified must be decided before x_j is drawn (a stopping time; the proof
-is in `specviz.lm.adaptive`). A `GammaChooser` cannot break this, because the engine asks it
+is in `specviz.lm.gamma.adaptive`). A `GammaChooser` cannot break this, because the engine asks it
 before drafting. These engines break it on purpose: each drafts γ tokens as usual, then cuts
 the list at the first draft its rule objects to. `specviz.stopping` gives the exact laws on a
 context-free pair; `tests/test_lm_adaptive_peeking.py` catches the two lossy ones.
@@ -29,9 +29,9 @@ from dataclasses import replace
 
 import torch
 
-from .drafts.base import ONE_HOT, chain_parents
-from .engine import SpeculativeEngine
-from .logits import probs_on_device
+from ..drafts.base import ONE_HOT, chain_parents
+from ..engine.logits import probs_on_device
+from ..engine.loop import SpeculativeEngine
 
 __all__ = ["CutDrafts", "DropLowConfidenceDrafts", "DropUnlikelyDrafts", "StopAfterLowConfidence"]
 

@@ -1,7 +1,7 @@
 """The contract the engine calls each step (`GammaChooser`), a fixed γ, and the checks of a chooser and its settings.
 
 The engine asks a chooser for each step's number of drafts before drafting (`choose`) and tells
-it what the step did afterwards (`observe`); `specviz.lm.adaptive` holds `gamma="auto"` and the
+it what the step did afterwards (`observe`); `specviz.lm.gamma.adaptive` holds `gamma="auto"` and the
 argument why any such choice stays lossless. `check_chooser` is what the engine checks of a
 chooser it is given; `whole`, `seconds` and `setting` check a chooser's arguments and settings,
 naming each and its range. A γ itself is read by `specviz.checks.gamma_setting` and bounded by
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import MAX_GAMMA, brief, gamma_setting, integer, real
+from ...checks import MAX_GAMMA, brief, gamma_setting, integer, real
 
 __all__ = [
     "FixedGamma",
@@ -50,7 +50,7 @@ class GammaChooser:
     agrees with their source, `match`), None for a draft that gives none (a model draft); it
     returns a whole number 0..room. The older form `choose(room, run, match)` (a run's token ids
     and its agreement) is read into a summary by `summary_of`. Subclasses must decide before a
-    drafted token is drawn (see `specviz.lm.adaptive`: why a chosen γ stays lossless).
+    drafted token is drawn (see `specviz.lm.gamma.adaptive`: why a chosen γ stays lossless).
     """
 
     name = "chooser"

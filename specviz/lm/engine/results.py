@@ -23,7 +23,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
-from .fates import fates_html
+from ..stats.fates import fates_html
 
 
 @dataclass

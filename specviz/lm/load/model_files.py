@@ -1,6 +1,6 @@
 """One model's files: a checkpoint folder checked, then the model and its tokenizer read with transformers.
 
-`ModelSource` says where a model comes from (`specviz.lm.loading` finds it); `check_folder`
+`ModelSource` says where a model comes from (`specviz.lm.load.loading` finds it); `check_folder`
 reads what can be read before the weights (safetensors headers, tokenizer files);
 `load_model` and `load_tokenizer` read a checkpoint folder, a GGUF file or a hub id onto a
 device, a device map or a dtype, saying each stage through `say`; `compare_tokenizers`
@@ -31,7 +31,7 @@ class ModelSource:
     name: str = ""
     obj: object = None  # an already-loaded model (kind "object")
     hub_local: bool = False  # a hub id to load from the local cache only
-    convert: bool = False  # a catalogue GGUF: save a converted copy once loaded (specviz.lm.converted)
+    convert: bool = False  # a catalogue GGUF: save a converted copy once loaded (specviz.lm.load.converted)
 
 
 # at least one of these must be in a checkpoint folder for it to carry a tokenizer

@@ -1,6 +1,6 @@
 """A draft/target pair (`Pair`) and how a text prompt becomes its token ids (`format_prompt`).
 
-No torch at import, no loading: `specviz.lm.loading` builds pairs, the engine reads prompts here.
+No torch at import, no loading: `specviz.lm.load.loading` builds pairs, the engine reads prompts here.
 
 >>> format_prompt(None, "hi")
 Traceback (most recent call last):

@@ -19,9 +19,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..i18n import check_language, language
+from ...i18n import check_language, language
 
-BUNDLED = Path(__file__).resolve().parent / "bundled"  # the same folder as specviz.lm.loading.BUNDLED_DIR
+BUNDLED = Path(__file__).resolve().parent.parent / "bundled"  # the same folder as specviz.lm.load.loading.BUNDLED_DIR
 CARD = "MODEL_CARD.md"
 
 TEXT = {

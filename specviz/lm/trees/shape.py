@@ -1,6 +1,17 @@
-"""`tree="auto"`: each verify step's tree shape chosen from the run's own measurements, as `gamma="auto"` chooses γ.
+"""Each verify step's draft tree shape: a fixed one cut to the step's depth (`TreePlan`), or `tree="auto"` (`TreeAuto`).
 
-`TreeAuto` wraps the run's γ chooser (`AutoGamma` for "auto", `FixedGamma` for a number), which still
+The engine asks its plan for the widths of a step whose depth the γ chooser picked
+(`widths(g)`), and tells it each step's record afterwards (`observe_step`). A fixed plan
+keeps `tree[:g]` (an int k: k at every depth). A shape of all ones is a chain, and the
+engine then runs its chain step; the depth 0 (a plain target step) is the chooser's to pick.
+Which shape a step uses never depends on that step's draws, so every step stays exact
+(the argument of `specviz.lm.gamma.adaptive`, with the shape in place of γ).
+
+>>> plan = TreePlan((3, 2, 1))
+>>> plan.widths(2), plan.widths(5), TreePlan(2).widths(3)
+((3, 2), (3, 2, 1), (2, 2, 2))
+
+**`tree="auto"`.** `TreeAuto` wraps the run's γ chooser (`AutoGamma` for "auto", `FixedGamma` for a number), which still
 decides plain or drafting step and a chain's depth g; it runs that chain or a tree of the family below,
 up to 1.5 g deep (a fixed γ caps it), whichever it expects to emit more tokens per second.
 
@@ -29,15 +40,24 @@ up to 1.5 g deep (a fixed γ caps it), whichever it expects to emit more tokens 
 
 **Why it stays lossless.** A step's shape is fixed before any of its drafts is drawn, from counts and
 clocks of finished steps (exploring by the step count); given the history each step emits tokens
-distributed as p (the multi-draft rule, `specviz.tree`): `specviz.lm.adaptive`'s argument, with the
+distributed as p (the multi-draft rule, `specviz.tree`): `specviz.lm.gamma.adaptive`'s argument, with the
 shape in place of γ.
 
->>> from specviz.lm.gamma_chooser import FixedGamma
+>>> from specviz.lm.gamma.chooser import FixedGamma
 >>> auto = TreeAuto(FixedGamma(3))
 >>> auto.choose(10), auto.widths(3), auto.label      # nothing measured yet: the chooser's chain
 (3, (1, 1, 1), 'auto')
->>> auto.heads[:3]                                    # the family's heads (`specviz.lm.tree_fit.tree_family`)
+>>> auto.heads[:3]                                    # the family's heads (`specviz.lm.trees.shape.tree_family`)
 ((2,), (3,), (4,))
+
+What it reads and fits: the family of shapes it prices, which child the walk accepted where it stood,
+and the shrunk least-squares lines of its cost model.
+
+>>> tree_family(3, max_nodes=64)
+((2,), (3,), (2, 2), (3, 2), (3, 3))
+>>> line = cost_line([(1, 1.2, 4), (3, 1.4, 4)], prior_slope=0.0, ridge=0.0)   # (x0, y0, slope)
+>>> [round(v, 3) for v in line], round(line_at(line, 5, 4.0, None), 3), round(line_at(line, 5, 4.0, (2.0, 4)), 3)
+([2.0, 1.3, 0.1], 1.6, 1.8)
 """
 
 from __future__ import annotations
@@ -45,12 +65,62 @@ from __future__ import annotations
 import math
 import statistics
 from collections import deque
+from typing import TYPE_CHECKING
 
-from ..checks import MAX_TREE_NODES, MAX_TREE_WIDTH, gamma_setting
-from .gamma_chooser import GammaChooser, seconds, setting, summary_of, whole
-from .tree_fit import cost_line, first_accepted, line_at, tree_family
+from ...checks import AUTO, MAX_TREE_NODES, MAX_TREE_WIDTH, gamma_setting
+from ..gamma.chooser import GammaChooser, seconds, setting, summary_of, whole
 
-__all__ = ["SETTINGS", "TreeAuto"]
+if TYPE_CHECKING:
+    from ..engine.results import StepRecord
+
+__all__ = [
+    "SETTINGS",
+    "TreeAuto",
+    "TreePlan",
+    "cost_line",
+    "first_accepted",
+    "line_at",
+    "tree_family",
+    "tree_plan",
+    "tree_widths",
+]
+
+
+def tree_widths(tree: tuple | int, depth: int) -> tuple:
+    """The shape of a step of `depth` levels: the first `depth` widths of a tuple, or (k,) * depth for an int k."""
+    if isinstance(tree, int):
+        return (tree,) * depth
+    return tuple(tree[:depth])
+
+
+class TreePlan:
+    """A fixed tree shape: each step drafts `tree_widths(tree, g)` for the chooser's depth g."""
+
+    def __init__(self, tree: tuple | int):
+        self.tree = tree
+
+    @property
+    def label(self) -> tuple | int:
+        """What a result records as its tree setting."""
+        return self.tree
+
+    def widths(self, g: int) -> tuple:
+        """The widths of a step of depth g (g >= 1)."""
+        return tree_widths(self.tree, g)
+
+    def observe_step(self, record: StepRecord) -> None:
+        """What the last step did (a fixed shape learns nothing)."""
+
+
+def tree_plan(tree, chooser: GammaChooser) -> tuple:
+    """(plan, chooser) for a run: (None, chooser) without a tree; "auto" is a `TreeAuto` that is both."""
+    if tree is None:
+        return None, chooser
+    if tree == AUTO:
+        auto = TreeAuto(chooser)
+        return auto, auto
+    return TreePlan(tree), chooser
+
 
 SETTINGS = {  # name -> (default, low, high, whole number)
     "max_width": (4, 2, MAX_TREE_WIDTH, True),
@@ -276,7 +346,7 @@ class TreeAuto(GammaChooser):
         return self
 
     def warm_start(self, last) -> None:
-        """Start from an earlier run (`specviz.lm.adaptive.recall`): the γ chooser's memory, and a TreeAuto's clock
+        """Start from an earlier run (`specviz.lm.gamma.adaptive.recall`): the γ chooser's memory, and a TreeAuto's clock
         (the last 8 steps of each shape), acceptance counts (at most 32 per depth and width) and tries."""
         inner_last = getattr(last, "inner", last)
         if hasattr(self.inner, "warm_start") and type(inner_last) is type(self.inner):
@@ -289,3 +359,48 @@ class TreeAuto(GammaChooser):
         cap = lambda a, t: [a * min(1.0, 32 / max(t, 1)), min(t, 32)]  # noqa: E731
         self.first, self.misses = [cap(*c) for c in last.first], {k: cap(*c) for k, c in last.misses.items()}
         self.tries, self.timed, self.stale = dict(last.tries), sum(len(w) for k, w in self.times.items() if k), True
+
+
+# ----------------------------------------------------------------------------- what tree="auto" reads and fits
+
+
+def tree_family(max_width: int = 4, max_nodes: int = 64) -> tuple:
+    """The heads a tree may start with: (k,) and (k, k') for 2 <= k' <= k <= max_width, at most max_nodes nodes."""
+    ones = tuple((k,) for k in range(2, max_width + 1) if k <= max_nodes)
+    return ones + tuple((k, j) for k in range(2, max_width + 1) for j in range(2, k + 1) if k + k * j <= max_nodes)
+
+
+def first_accepted(tree) -> list:
+    """[(depth, w, j)] for each node where the walk of a `TreeStep` stood with w >= 1 children: j the child
+    index accepted first, None when all were rejected.
+
+    >>> from specviz.lm.engine.results import TreeStep
+    >>> t = TreeStep((3, 1), [5, 6, 7, 8, 9, 4], [-1, -1, -1, 0, 1, 2], [0, 1, -1, -1, 0, -1], [1], [0.1] * 6, [0.1] * 6)
+    >>> first_accepted(t)       # the second root child accepted, then its one child rejected
+    [(0, 3, 1), (1, 1, None)]
+    """
+    children, out, node = {}, [], -1
+    for i, p in enumerate(tree.parents):
+        children.setdefault(p, []).append(i)
+    for d in range(len(tree.path) + 1):
+        if not children.get(node):
+            break
+        nxt = tree.path[d] if d < len(tree.path) else None
+        out.append((d, len(children[node]), None if nxt is None else children[node].index(nxt)))
+        node = nxt
+    return out
+
+
+def cost_line(pts: list, prior_slope: float, ridge: float) -> tuple:
+    """(x0, y0, slope): the weighted least-squares line through [(x, y, weight)], its slope >= 0 and pulled towards
+    `prior_slope` as if by `ridge` more weight·spread² (a few noisy shapes must not tilt it far)."""
+    n = sum(w for *_, w in pts)
+    x0, y0 = sum(w * x for x, _, w in pts) / n, sum(w * y for _, y, w in pts) / n
+    sxy, den = sum(w * (x - x0) * (y - y0) for x, y, w in pts), sum(w * (x - x0) ** 2 for x, _, w in pts) + ridge
+    return x0, y0, max((sxy + ridge * prior_slope) / den if den > 0 else prior_slope, 0.0)
+
+
+def line_at(line: tuple, x: float, shrink: float, own: tuple | None) -> float:
+    """The line at x, shrunk towards a shape's own (median, samples) when it has them."""
+    fit = line[1] + line[2] * (x - line[0])
+    return fit if own is None else (own[1] * own[0] + shrink * fit) / (own[1] + shrink)

@@ -1,6 +1,6 @@
 """One verify step of a draft tree: drafted level by level, every node read by the target in one forward, one path kept.
 
-The engine (`specviz.lm.engine`) runs this step when `GenerationSettings.tree` is set and the
+The engine (`specviz.lm.engine.loop`) runs this step when `GenerationSettings.tree` is set and the
 step's depth is above 0. The shape: `tree[:depth]` drafts per node at each depth (an int k: k at
 every depth), the depth being the chooser's γ for the step, at most len(tree).
 
@@ -14,18 +14,18 @@ every depth), the depth being the chooser's γ for the step, at most len(tree).
   accepted path (`keep`, the hook a planted cache bug overrides). The step emits the path's tokens
   and the final token (a residual draw, or the bonus after a leaf).
 
-The step's shape comes from the run's plan (`specviz.lm.tree_plan`).
+The step's shape comes from the run's plan (`specviz.lm.trees.shape`).
 
-A prompt-lookup trie (`specviz.lm.lookup_trie`, found before the γ chooser, cut to the step's shape)
+A prompt-lookup trie (`specviz.lm.drafts.lookup_trie`, found before the γ chooser, cut to the step's shape)
 has a one-hot q: the walk gives each child its own q (`one_hot=True` in `verify_tree_torch`), and
 only the target keeps the path (the lookup session read no node, and reads the emitted tokens at
 its next lookup). A trie cut to a chain runs the chain step. Its record's widths are the trie's own
 shape (at most the plan's; branches may end early, and a walk that reaches a leaf above the deepest
 level ends with a bonus), and each node's q(x) is 1.
 
->>> from specviz.lm.models import NGramModel
->>> from specviz.lm.pair import Pair
->>> from specviz.lm.engine import speculative_generate
+>>> from specviz.lm.engine.models import NGramModel
+>>> from specviz.lm.engine.pair import Pair
+>>> from specviz.lm.engine.loop import speculative_generate
 >>> pair = Pair(NGramModel.random(5, seed=1), NGramModel.random(5, seed=2))
 >>> t = speculative_generate(pair, [0], max_new_tokens=6, gamma=2, tree=(3, 2), seed=0).steps[0].tree
 >>> t.widths, t.parents, t.fates[:3]     # 3 children of the root, 2 under each; all 3 rejected
@@ -42,16 +42,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from .drafts import ONE_HOT
-from .drafts.model import draft_tree
+from ..drafts import ONE_HOT
+from ..drafts.model import draft_tree
+from ..trees.verify import tree_layout, verify_tree_torch
 from .logits import bad_rows, probs_on_device, raise_if_bad
 from .readout import read_once, step_record, top_tokens
 from .results import TreeStep
-from .tree_verify import tree_layout, verify_tree_torch
 
 if TYPE_CHECKING:
-    from ..standardize import Sampling
-    from .drafts import Draft, Proposal
+    from ...standardize import Sampling
+    from ..drafts import Draft, Proposal
     from .models import Session
 
 __all__ = ["TreeSteps", "draft_tree"]

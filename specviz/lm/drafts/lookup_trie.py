@@ -5,7 +5,7 @@ first) and `LookupTrie.build` merges them: identical prefixes share nodes, so si
 distinct tokens; a node keeps its best-ranked children, at most `widths[d]` at depth d (the root
 at depth 0); the trie is at most len(widths) deep and holds at most MAX_TREE_NODES nodes (a
 candidate that would pass the cap stops there). Nodes come breadth first, every parent before
-its children and a node's children in rank order, which is the order `specviz.lm.tree_verify`
+its children and a node's children in rank order, which is the order `specviz.lm.trees.verify`
 tests them in. Each child's q is the point mass on its own token, chosen from the history before
 the target is read, so the walk with one q per child (`verify_tree_torch(..., one_hot=True)`)
 emits exactly the target's law.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import MAX_TREE_NODES
+from ...checks import MAX_TREE_NODES
 
 __all__ = ["LookupTrie", "until_end"]
 

@@ -24,10 +24,10 @@ import inspect
 import numpy as np
 import torch
 
-from ..checks import integer, real
-from ..sampling import make_rng
+from ...checks import integer, real
+from ...sampling import make_rng
+from ..trees.attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 from .features import reading, toy_features
-from .tree_attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 
 
 class Session(TreeSession):

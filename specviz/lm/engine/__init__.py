@@ -1,0 +1,1 @@
+"""The speculative engine: the step loop, model sessions and caches, logits, settings and results."""

@@ -1,0 +1,1 @@
+"""How many tokens each step drafts: the chooser contract, a fixed γ, `gamma="auto"`, and its payoff."""

@@ -1,0 +1,1 @@
+"""Loading models: the catalogue, the hub, model files, converted copies, devices, model cards."""

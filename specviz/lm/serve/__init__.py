@@ -1,0 +1,1 @@
+"""A running vLLM server: its Prometheus counters read over HTTP."""
