@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 from test_lm_tree_engine import PROMPT, law_pvalue, toy_pair  # noqa: E402
 
 from specviz.lm import NGramModel, Pair, PromptLookupModel, SpeculativeEngine, autoregressive_generate  # noqa: E402
-from specviz.lm.drafts import KINDS, Draft, Proposal, draft_for, register  # noqa: E402
+from specviz.lm.drafts import BUILT, KINDS, Draft, Proposal, draft_for, register  # noqa: E402
 from specviz.lm.drafts.base import chain_parents  # noqa: E402
 from specviz.lm.drafts.lookup import LookupDraft  # noqa: E402
 from specviz.lm.drafts.model import ModelDraft  # noqa: E402
@@ -83,7 +83,12 @@ class FeatureDraft(Draft):
         """It keeps no cache: nothing to roll back."""
 
 
-register("toy-features", FeatureDraft)
+@pytest.fixture(autouse=True, scope="module")
+def registered():
+    """The toy kind, registered for this file's tests (one line, as a new kind's module has), then removed."""
+    register("toy-features", FeatureDraft)
+    yield
+    del KINDS["toy-features"]
 
 
 class FeatureDraftModel(LanguageModel):
@@ -158,6 +163,7 @@ def test_output_law_matches_exact_enumeration(tree, gamma, sampling):
     assert p >= ALPHA, f"tree {tree} γ {gamma} {sampling}: p-value {p:.3g}"
 
 
+@pytest.mark.slow  # the live view's first run
 def test_the_live_view_runs_the_toy_kind():
     from specviz.widgets.live import app as L
 
@@ -165,3 +171,28 @@ def test_the_live_view_runs_the_toy_kind():
     app.gamma.value, app.tree.value = 2, "2"
     r = app.generate(blocking=True)
     assert len(r.new_ids) == 8 and any(s.tree is not None for s in r.steps)
+
+
+@pytest.mark.slow  # the bundled target, loaded, and a CLI run
+def test_a_built_kind_loads_by_name_and_is_offered_in_the_live_view():
+    """`load_pair(draft=NAME)`, `specviz run --draft NAME` and the draft box read the registry: no edit to them."""
+    from specviz.cli import main
+    from specviz.lm import load_pair
+    from specviz.widgets.live.models import draft_options
+
+    built = []
+
+    def build(target, vocab_size):  # a unigram draft over the target's vocabulary
+        built.append(vocab_size)
+        return NGramModel.random(vocab_size, order=1, seed=0, name="toy-built")
+
+    register("model", ModelDraft, "toy-built", build, lambda d: f"a toy unigram over {d.vocab_size} tokens")
+    try:
+        pair = load_pair("bundled", "toy-built", device="cpu")
+        assert pair.draft.name == "toy-built" and built == [pair.target.vocab_size]
+        assert "toy-built" in draft_options()
+        assert main(["run", "--draft", "toy-built", "--max-new-tokens", "4", "--device", "cpu", "--json"]) == 0
+        with pytest.raises(ValueError, match="toy-built is a draft built from the target"):
+            load_pair("toy-built", "bundled")
+    finally:
+        del BUILT["toy-built"]

@@ -274,7 +274,7 @@ def test_a_step_without_its_record_counts_as_a_chain():
 @pytest.mark.slow  # loads the bundled pair
 def test_run_tree_auto_json_reports_the_shapes_each_step_used(capsys):
     from specviz.cli import main
-    from specviz.lm.stats.run import format_report
+    from specviz.cli.run import format_report
 
     argv = ["run", "--tree", "auto", "--max-new-tokens", "24", "--device", "cpu", "--json", "--temperature"]
     assert main([*argv, "1"]) == 0

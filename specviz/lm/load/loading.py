@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..drafts import BUILT
 from ..drafts.prompt_lookup import PromptLookupModel
 from ..engine.models import HFModel, LanguageModel
 from ..engine.pair import Pair
@@ -82,10 +83,10 @@ def _resolve(spec, role: str) -> ModelSource:
     if not isinstance(spec, (str, os.PathLike)):
         raise TypeError(f"{role} model: expected a name, a path, a hub id or a loaded model, got {type(spec).__name__}")
     spec = os.fspath(spec)
-    if spec == PROMPT_LOOKUP:
+    if spec in BUILT:  # a draft built from the target (`specviz.lm.drafts.BUILT`: prompt lookup, ...)
         if role != "draft":
-            raise ValueError("prompt-lookup is a draft (it proposes tokens from the context), not a target")
-        return ModelSource(role, "prompt-lookup", name=PROMPT_LOOKUP)
+            raise ValueError(f"{spec} is a draft built from the target (it proposes tokens for it), not a target")
+        return ModelSource(role, "built", name=spec)
     if spec in catalog.MODELS:  # CacheError (a ValueError) when not fetched, corrupted or unreadable
         gguf = catalog.verified_path(spec, role=f"{role} model")
         folder = converted.usable(gguf)  # converted by an earlier load: 0.5 s instead of 25 s
@@ -215,7 +216,7 @@ def load_pair(
     t_spec, d_spec = _resolve(target, "target"), _resolve(draft, "draft")
     state: dict = {}
     _check_files(t_spec, tokenizer is None, state)
-    if d_spec.kind not in ("prompt-lookup", "object"):
+    if d_spec.kind not in ("built", "object"):
         _check_files(d_spec, tokenizer is None and check_tokenizers, state)
     bars = contextlib.nullcontext() if hf_progress is None else hf_progress_bars(bool(hf_progress))
     with bars:
@@ -237,8 +238,8 @@ def load_pair(
                 converted.save(t_lm.model, t_tok, Path(t_spec.where), say)
         # --- draft
         d_tok = None
-        if d_spec.kind == "prompt-lookup":
-            d_lm = None
+        if d_spec.kind == "built":
+            d_lm = None  # built from the target below, over the vocabulary they share
         elif d_spec.kind == "object":
             d_lm = _wrap(d_spec.obj, d_spec.name, dev, explicit_device)
         else:
@@ -256,11 +257,9 @@ def load_pair(
     if d_tok is not None and t_tok is not None:
         compare_tokenizers(t_tok, d_tok, shared, t_spec.name, d_spec.name)
     if d_lm is None:
-        d_lm = PromptLookupModel(shared, device=t_lm.device)
-        say(
-            f"draft: prompt lookup over the target's {shared} tokens (suffixes of {d_lm.max_ngram} to "
-            f"{d_lm.min_ngram} tokens)"
-        )
+        built = BUILT[d_spec.name]
+        d_lm = built.build(t_lm, shared)
+        say(f"draft: {built.describe(d_lm)}")
     t_lm, d_lm = _shrink(t_lm, shared), _shrink(d_lm, shared)
     if static_cache or compile:
         t_lm, d_lm = (_static(lm, compile, verify_bucket, say) for lm in (t_lm, d_lm))

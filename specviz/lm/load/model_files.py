@@ -26,7 +26,7 @@ class ModelSource:
     """Where one model comes from, found before anything is loaded."""
 
     role: str  # "target" or "draft"
-    kind: str  # "bundled", "folder", "gguf", "hub", "prompt-lookup" or "object"
+    kind: str  # "bundled", "folder", "gguf", "hub", "built" (a draft built from the target) or "object"
     where: str = ""  # folder, .gguf path or hub id
     name: str = ""
     obj: object = None  # an already-loaded model (kind "object")

@@ -1,4 +1,4 @@
-"""One speculative run against plain decoding, with vLLM's statistics: what `specviz run` prints.
+"""One speculative run against plain decoding, with vLLM's statistics: what `specviz run` reports (`specviz.cli.run`).
 
 >>> from specviz.lm import NGramModel, Pair
 >>> pair = Pair(NGramModel.random(4, seed=0, name="t"), NGramModel.random(4, seed=1, name="d"))
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..engine.pair import Pair
 
-__all__ = ["compare", "format_report"]
+__all__ = ["compare"]
 
 
 def compare(
@@ -131,47 +131,3 @@ def compare(
     if settings.temperature == 0:
         out["greedy_equal"] = spec.new_ids == ar.new_ids
     return out
-
-
-def format_report(out: dict) -> str:
-    """The dict from `compare` as a few readable lines."""
-
-    def f(v, spec=".3f"):
-        return "—" if v is None else format(v, spec)
-
-    per_pos = ", ".join(f(v, ".2f") for v in out["per_position_acceptance"])
-    tree = out.get("tree")
-    shape = "" if tree is None else f", tree {tree if isinstance(tree, (int, str)) else ','.join(map(str, tree))}"
-    lines = [
-        f"target {out['target']}, draft {out['draft']}, on {out['device']}, γ={out['gamma']}{shape}, "
-        f"temperature {out['temperature']}",
-        f"finished: {out['finish_reason']} ({len(out['ids'])} tokens; plain decoding: {out['ar_finish_reason']}, "
-        f"{len(out['ar_ids'])} tokens)",
-        "",
-        out["text"],
-        "",
-        f"speculative     {f(out['tokens_per_second'], '.1f')} tokens/s",
-        f"plain decoding  {f(out['ar_tokens_per_second'], '.1f')} tokens/s",
-        f"speed-up        {f(out['speedup'], '.2f')}x",
-        f"acceptance rate {f(out['acceptance_rate'])} (accepted / drafted tokens)",
-        f"mean acceptance length {f(out['mean_acceptance_length'], '.2f')} = 1 + accepted / drafts "
-        f"({out['num_drafts']} drafts in {out['verify_steps']} verify steps)",
-        f"per-position acceptance [{per_pos}]" + ("" if tree is None else " (per depth, along the accepted path)"),
-        f"alpha           {f(out['alpha'])} (mean sum_x min(p, q) over verified positions)",
-    ]
-    if tree is not None:
-        widths = out.get("tree_widths")
-        used = ",".join(map(str, widths or ())) or ("no step drafted" if out["nodes_per_step"] is None else "varied")
-        if tree == "auto":  # what each step ran, most used first
-            used = ", ".join(f"{k} ×{n}" for k, n in list(out["tree_shapes"].items())[:6])
-        lines += [
-            f"draft tree      {used} (drafts per node at each depth; γ caps the depth)",
-            f"nodes verified  {f(out['nodes_per_step'], '.1f')} per drafting step, in one target call",
-            f"tokens per target call {f(out['tokens_per_call'], '.2f')} (generated / verify steps)",
-        ]
-    gs = out.get("gamma_per_step") or []
-    if gs and len(set(gs)) > 1:
-        lines.append(f"γ per step      mean {sum(gs) / len(gs):.2f}, from {min(gs)} to {max(gs)}")
-    if "greedy_equal" in out:
-        lines.append(f"greedy output identical to plain decoding: {'yes' if out['greedy_equal'] else 'NO'}")
-    return "\n".join(lines)

@@ -21,6 +21,7 @@ import html
 import ipywidgets as W
 
 from ...i18n import t
+from ...lm.drafts import BUILT
 from ...lm.load import catalog
 from ...lm.load.loading import PROMPT_LOOKUP
 from ...lm.stats.fates import DIM_STYLE
@@ -93,8 +94,9 @@ def target_options() -> list:
 
 
 def draft_options() -> list:
-    """What the draft box suggests: the bundled model, prompt lookup and every catalogue model."""
-    return ["bundled", PROMPT_LOOKUP, *sorted(catalog.MODELS)]
+    """What the draft box suggests: the bundled model, the drafts built from the target (prompt lookup first) and
+    every catalogue model."""
+    return ["bundled", PROMPT_LOOKUP, *sorted(set(BUILT) - {PROMPT_LOOKUP}), *sorted(catalog.MODELS)]
 
 
 def data_html(text: str) -> str:
