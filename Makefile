@@ -75,7 +75,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench bench-check system-packages chromium clean
+.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench bench-check planted system-packages chromium clean
 
 all: test
 
@@ -194,6 +194,10 @@ bench: $(STAMP)
 	  done; \
 	  if [ $${#failed[@]} -gt 0 ]; then echo "failed: $${failed[*]}"; exit 1; fi; \
 	fi
+
+# Every bug of tools/plant.py written into a worktree of HEAD, its tests run: all must fail (docs/planted-bugs.md).
+planted: $(STAMP) models
+	$(PY) tools/plant.py
 
 # The regression guard (issue 31): each figure the project promised (the numpy and torch samplers, auto vs
 # plain, our prompt lookup vs transformers', make test-fast's wall time, the dashboard's first plot),
