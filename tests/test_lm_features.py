@@ -24,39 +24,10 @@ from specviz.lm.engine.static_cache import StaticHFModel  # noqa: E402
 from specviz.lm.trees.attention import tree_paths  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lm_fixtures import tiny_checkpoint  # noqa: E402
+from test_lm_static_cache import tiny_gpt2, tiny_llama  # noqa: E402, F401, F811 - the same two models (fixtures)
 
 TOL = 1e-4
 PROMPT = [72, 101, 108, 108, 111]
-
-
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from transformers import AutoModelForCausalLM
-
-    folder = tiny_checkpoint(tmp_path_factory.mktemp("tiny-gpt2"), layers=2, width=32, seed=3, positions=64)
-    return AutoModelForCausalLM.from_pretrained(folder).eval()
-
-
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(4)
-    cfg = LlamaConfig(
-        num_hidden_layers=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=257,
-        max_position_embeddings=64,
-    )
-    model = LlamaForCausalLM(cfg).eval()
-    with torch.no_grad():  # transformers' init is near zero: give the activations some spread
-        for p in model.parameters():
-            p.add_(torch.randn(p.shape) * 0.1)
-    return model
 
 
 def final_norm(model):
@@ -100,7 +71,7 @@ def test_features_are_the_last_layer_before_the_norm_on_chains_and_trees(request
         assert (normed(model, s.features[node]) - want).abs().max() < TOL, node
 
 
-def test_a_session_not_asked_registers_no_hook_and_keeps_nothing(tiny_gpt2, monkeypatch):
+def test_a_session_not_asked_registers_no_hook_and_keeps_nothing(tiny_gpt2, monkeypatch):  # noqa: F811
     layer = last_layer(tiny_gpt2)
     registered = []
     real = type(layer).register_forward_hook
