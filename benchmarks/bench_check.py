@@ -304,7 +304,7 @@ def measure_numpy_sampler() -> Reading:
 def measure_torch_sampler() -> Reading:
     import torch
 
-    from specviz.torch_sampling import spec_sample_torch
+    from specviz.samplers.torch_sampling import spec_sample_torch
 
     bts = _bench("bench_torch_sampler")
     torch.set_num_threads(1)

@@ -54,7 +54,7 @@ from bench_tree import forward_calls, tree_name  # noqa: E402 - pure helpers; be
 
 from specviz.lm import HFModel, Pair, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
 from specviz.lm.stats.stats import spec_stats  # noqa: E402
-from specviz.torch_sampling import verify_chain_torch  # noqa: E402
+from specviz.samplers.torch_sampling import verify_chain_torch  # noqa: E402
 
 PROMPTS = ["ROMEO:\nBut soft, what light", "HAMLET:\nTo be, or not to be,", "KING HENRY:\nOnce more unto the"]
 LM_TESTS = [
@@ -186,7 +186,7 @@ def check_sampler(dev, rows) -> tuple[bool, str]:
     # one verify per row, batched: draft j is row j; verify_chain_torch's row-wise parts do the work
     p_x, q_x = P.gather(-1, drafts[:, None])[:, 0], Q.gather(-1, drafts[:, None])[:, 0]
     u = torch.rand(rows, generator=gen, device=dev, dtype=torch.float64)
-    from specviz.torch_sampling import categorical_torch, residual_rows
+    from specviz.samplers.torch_sampling import categorical_torch, residual_rows
 
     out = torch.where(u * q_x < p_x, drafts, categorical_torch(residual_rows(P, Q), gen))
     counts = torch.bincount(out, minlength=4).cpu().numpy()

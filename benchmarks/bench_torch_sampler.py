@@ -32,7 +32,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import specviz as sv  # noqa: E402
-from specviz.torch_sampling import spec_sample_torch  # noqa: E402
+from specviz.samplers.torch_sampling import spec_sample_torch  # noqa: E402
 
 SHAPES = [(4096, 50), (256, 32_000), (64, 128_256)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}

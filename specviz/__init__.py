@@ -9,29 +9,10 @@ array([0.6, 0.3, 0.1])
 
 __version__ = "0.1.0"
 from . import startup  # noqa: F401 - first: in the `specviz` command, Ctrl+C in the imports below is one line
-from .audit import AuditReport, audit
-from .chain import (
-    ChainSample,
-    MarkovPair,
-    ar_chain_sample,
-    random_pair,
-    sequence_dist,
-    sequence_index,
-    spec_chain_sample,
-    tutorial_pair,
-)
-from .coupling import (
-    coupling_acceptance,
-    coupling_marginals,
-    independent_coupling,
-    maximal_coupling,
-    random_coupling,
-)
 from .display import notebook_setup
-from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
-from .gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
-from .multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
-from .rules import (
+from .exact.gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
+from .exact.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
+from .exact.rules import (
     RULES,
     Rule,
     compare_rules,
@@ -43,17 +24,8 @@ from .rules import (
     rule_acceptance_rate,
     rule_joint,
 )
-from .sampling import (
-    MultiDraftSample,
-    SpecSample,
-    importance_estimate,
-    multi_draft_sample,
-    rejection_sample,
-    sample_from,
-    spec_sample,
-)
-from .standardize import Sampling, mismatch_output_dist, softmax, standardize, verify_output_dist
-from .theory import (
+from .exact.standardize import Sampling, mismatch_output_dist, softmax, standardize, verify_output_dist
+from .exact.theory import (
     Joint,
     acceptance_prob,
     acceptance_rate,
@@ -69,14 +41,42 @@ from .theory import (
     residual,
     tv_distance,
 )
-from .validate import as_dist, as_pair, normalize
-from .verifiers import BUGGY_VERIFIERS, correct_verifier
+from .foundation.examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from .foundation.validate import as_dist, as_pair, normalize
+from .samplers.audit import AuditReport, audit
+from .samplers.chain import (
+    ChainSample,
+    MarkovPair,
+    ar_chain_sample,
+    random_pair,
+    sequence_dist,
+    sequence_index,
+    spec_chain_sample,
+    tutorial_pair,
+)
+from .samplers.coupling import (
+    coupling_acceptance,
+    coupling_marginals,
+    independent_coupling,
+    maximal_coupling,
+    random_coupling,
+)
+from .samplers.sampling import (
+    MultiDraftSample,
+    SpecSample,
+    importance_estimate,
+    multi_draft_sample,
+    rejection_sample,
+    sample_from,
+    spec_sample,
+)
+from .samplers.verifiers import BUGGY_VERIFIERS, correct_verifier
 
 
 def spec_sample_torch(*args, **kwargs):
-    """Torch batch sampler (imported lazily so `import specviz` stays light); see specviz.torch_sampling."""
+    """Torch batch sampler (imported lazily so `import specviz` stays light); see specviz.samplers.torch_sampling."""
     try:
-        from .torch_sampling import spec_sample_torch as f
+        from .samplers.torch_sampling import spec_sample_torch as f
     except ImportError as e:
         raise ImportError("spec_sample_torch needs torch, in the [lm] extra: pip install 'specviz[lm]'") from e
 

@@ -9,7 +9,7 @@ nbviewer and HTML exports show the pictures.
 
 from __future__ import annotations
 
-from .i18n import set_language
+from .foundation.i18n import set_language
 
 RENDERER = "specviz_static"
 """Name of the plotly renderer `notebook_setup` registers and makes the default."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .palette import INK
+from .foundation.palette import INK
 
 
 def html_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:

@@ -21,7 +21,7 @@ import re
 import numpy as np
 import pytest
 
-from specviz.theory import acceptance_prob, acceptance_rate, resample_dist
+from specviz.exact.theory import acceptance_prob, acceptance_rate, resample_dist
 
 V = 6
 SIGMAS = 5.0  # two-sided normal tail 5.7e-7 per cell
@@ -102,7 +102,7 @@ def test_a_planted_wrong_rule_fails_the_closed_form_check(planted):
 
 def test_a_planted_lenient_verifier_fails_the_frequency_check():
     """The frequency check has the power to see min(1, p/(0.9 q)) in place of min(1, p/q)."""
-    from specviz.verifiers import BUGGY_VERIFIERS
+    from specviz.samplers.verifiers import BUGGY_VERIFIERS
 
     with pytest.raises(AssertionError, match="frequency"):
         for p, q in PAIRS:
@@ -113,7 +113,7 @@ def test_a_planted_lenient_verifier_fails_the_frequency_check():
 
 
 def test_tree_child_acceptance():
-    from specviz.tree import child_acceptance
+    from specviz.samplers.tree import child_acceptance
 
     for p, q in PAIRS:
         a = [child_acceptance(p, q, [x])[0][0] for x in range(V)]  # the first child: R = p
@@ -123,7 +123,7 @@ def test_tree_child_acceptance():
 @pytest.mark.slow
 def test_tree_draft_tree_records_and_draws_the_rule():
     """draft_tree with one child: the node's recorded acceptance is exact, its verdict a draw against it."""
-    from specviz.tree import draft_tree
+    from specviz.samplers.tree import draft_tree
 
     n = 600
     for p, q in PAIRS[:3]:
@@ -142,7 +142,7 @@ def test_tree_draft_tree_records_and_draws_the_rule():
 def test_numerics_lossless_output():
     """lossless_output_in is q a + (1 - Σ q a) (p - q)+ / Z; in float64 it matches the reference's terms to 1e-12."""
     pytest.importorskip("torch")
-    from specviz.numerics import lossless_output_in
+    from specviz.exact.numerics import lossless_output_in
 
     for p, q in PAIRS:
         want = q * acceptance_prob(p, q) + (1 - acceptance_rate(p, q)) * resample_dist(p, q)
@@ -156,7 +156,7 @@ def test_numerics_lossless_output():
 
 def test_standardize_verify_output_dist():
     """verify_output_dist with every draft on one token x: out = a(x) e_x + (1 - a(x)) r, so a(x) is read back."""
-    from specviz.standardize import verify_output_dist
+    from specviz.exact.standardize import verify_output_dist
 
     for p, q in PAIRS:
         a = np.full(V, np.nan)
@@ -219,7 +219,7 @@ def _check_verifier(verifier, p, q, n=200_000, seed=0):
 
 
 def test_correct_verifier():
-    from specviz.verifiers import correct_verifier
+    from specviz.samplers.verifiers import correct_verifier
 
     for i, (p, q) in enumerate(PAIRS):
         _check_verifier(correct_verifier, p, q, seed=i)
@@ -227,7 +227,7 @@ def test_correct_verifier():
 
 def test_multi_draft_sample():
     """multi_draft_sample with one draft: a drafted token x is the accepted one with frequency a(x)."""
-    from specviz.sampling import multi_draft_sample
+    from specviz.samplers.sampling import multi_draft_sample
 
     n = 200_000
     for i, (p, q) in enumerate(PAIRS):
@@ -240,7 +240,7 @@ def test_multi_draft_sample():
 @pytest.mark.slow
 def test_chain_sampler():
     """spec_chain_sample, one token, γ = 1: P(first token = x and its draft kept) = q(x) a(x)."""
-    from specviz.chain import MarkovPair, spec_chain_sample
+    from specviz.samplers.chain import MarkovPair, spec_chain_sample
 
     n = 200_000
     for i, (p, q) in enumerate(PAIRS):
@@ -255,7 +255,7 @@ def test_chain_sampler():
 def test_torch_verify_chain():
     """verify_chain_torch's per-draft flags: each given draft x kept with frequency a(x); never where q = 0."""
     torch = pytest.importorskip("torch")
-    from specviz.torch_sampling import verify_chain_torch
+    from specviz.samplers.torch_sampling import verify_chain_torch
 
     reps = 30_000
     for i, (p, q) in enumerate(PAIRS):
@@ -291,7 +291,7 @@ def test_torch_verify_tree_first_child():
 def test_torch_spec_sample(dtype):
     """spec_sample_torch (rows normalised by their own sums): a given draft x is kept with frequency a(x)."""
     torch = pytest.importorskip("torch")
-    from specviz.torch_sampling import spec_sample_torch
+    from specviz.samplers.torch_sampling import spec_sample_torch
 
     reps = 30_000
     dt = getattr(torch, dtype)

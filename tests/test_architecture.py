@@ -35,9 +35,9 @@ DOC = REPO / "docs" / "architecture.md"
 # ----------------------------------------------------------------------------- the rules, as data
 
 LAYERS = (  # lowest first: a module imports only from its own layer and the ones before it
-    ("foundation", ("checks", "validate", "examples", "messages", "i18n", "palette", "budget", "child_process")),
-    ("core math", ("theory", "rules", "gamma", "multidraft", "standardize", "numerics", "stopping")),
-    ("samplers", ("sampling", "chain", "coupling", "tree", "torch_rows", "torch_sampling", "audit", "verifiers")),
+    ("foundation", ("foundation",)),  # input checks, messages, colours, budgets, child processes
+    ("exact math", ("exact",)),  # the rules and their laws, enumerated
+    ("samplers", ("samplers",)),  # draws by the rules, and the audit
     ("real models", ("lm",)),  # the runtime: no plotly, no ipywidgets
     ("figures", ("figures", "htmlkit")),
     ("widgets", ("widgets",)),
@@ -62,8 +62,9 @@ TORCH_FREE = (
 """The real-model modules that import on the plain install (`specviz vllm-stats` needs no torch)."""
 
 FIGURES_USE = {  # what a figure builder may import from outside specviz/figures: the torch-free core
-    *(f"specviz.{m}" for m in ("checks", "coupling", "examples", "gamma", "i18n", "multidraft", "numerics")),
-    *(f"specviz.{m}" for m in ("palette", "rules", "sampling", "standardize", "theory", "tree", "validate")),
+    *(f"specviz.foundation.{m}" for m in ("checks", "examples", "i18n", "palette", "validate")),
+    *(f"specviz.exact.{m}" for m in ("gamma", "multidraft", "numerics", "rules", "standardize", "theory")),
+    *(f"specviz.samplers.{m}" for m in ("coupling", "sampling", "tree")),
     "specviz.lm.gamma.payoff",  # the one real-model module a figure reads (numbers of the core, no torch)
 }
 FIGURE_SIBLINGS = {  # beside `style`: static images reuse export's browser lookup; a real run's views share `run_data`
@@ -80,7 +81,7 @@ FIGURE_SIBLINGS = {  # beside `style`: static images reuse export's browser look
 
 MAX_LINES = 600  # a smoke alarm, not a design rule: a module holds one idea, however long that takes
 OVER_THE_CAP = {  # module -> (its ceiling, why it is one module); shrink the list, do not grow it
-    "specviz/messages.py": (1400, "data, not logic: every UI and figure string in English and Chinese"),
+    "specviz/foundation/messages.py": (1400, "data, not logic: every UI and figure string in English and Chinese"),
 }
 
 ENTRY_POINTS_ONLY = "entry points"  # the one layer that may import `specviz` absolutely
@@ -315,12 +316,12 @@ def test_planted_layer_breaks_are_caught(tmp_path):
         tmp_path,
         {
             "lm/results.py": "def html():\n    from ..figures.money import bars  # deferred, still upward\n",
-            "figures/money.py": "from ..theory import overlap\nfrom . import _helpers\nfrom ..lm.engine import step\n"
+            "figures/money.py": "from ..exact.theory import overlap\nfrom . import _helpers\nfrom ..lm.engine import step\n"
             "from plotly.io import _stash\n",
             "figures/_helpers.py": "",
-            "theory.py": "",
+            "exact/theory.py": "",
             "lm/engine.py": "",
-            "scratch.py": "import specviz.theory\n",
+            "scratch.py": "import specviz.exact.theory\n",
             "figures/lazy.py": "import importlib\n\nWIDGETS = importlib.import_module('specviz.widgets')\n",
         },
     )
@@ -338,7 +339,7 @@ def test_planted_layer_breaks_are_caught(tmp_path):
     assert import_style_violations(files) == [
         "specviz.figures.money imports the private name _helpers from .",
         "specviz.figures.money imports the private name _stash from plotly.io",
-        "specviz.scratch imports specviz.theory absolutely (use a relative import)",
+        "specviz.scratch imports specviz.exact.theory absolutely (use a relative import)",
     ]
 
 
@@ -423,12 +424,12 @@ def test_every_module_is_under_the_size_cap_or_on_the_short_allow_list():
 
 
 def test_a_planted_long_module_is_caught(tmp_path):
-    root = planted_package(tmp_path, {"theory.py": "x = 1\n" * (MAX_LINES + 1), "widgets/live.py": "\n" * 261})
-    allowed = {"specviz/rules.py": (400, "gone"), "specviz/lm/__init__.py": (400, "small now")}
+    root = planted_package(tmp_path, {"exact/theory.py": "x = 1\n" * (MAX_LINES + 1), "widgets/live.py": "\n" * 261})
+    allowed = {"specviz/exact/rules.py": (400, "gone"), "specviz/lm/__init__.py": (400, "small now")}
     assert oversized(root, allowed) == [
+        f"specviz/exact/theory.py: {MAX_LINES + 1} lines, over {MAX_LINES} (split it by job)",
         f"specviz/lm/__init__.py: 0 lines, under the cap of {MAX_LINES}: take it off OVER_THE_CAP",
-        f"specviz/theory.py: {MAX_LINES + 1} lines, over {MAX_LINES} (split it by job)",
-        "specviz/rules.py is on OVER_THE_CAP but does not exist",
+        "specviz/exact/rules.py is on OVER_THE_CAP but does not exist",
     ]
 
 
@@ -488,12 +489,12 @@ def test_the_architecture_doc_lists_every_test_file_once():
 
 
 def test_a_stale_doc_is_caught(tmp_path):
-    root = planted_package(tmp_path, {"theory.py": "", "lm/engine.py": ""})
+    root = planted_package(tmp_path, {"exact/theory.py": "", "lm/engine.py": ""})
     (tmp_path / "tests").mkdir()
     for t in ("test_theory.py", "test_lm_engine.py"):
         (tmp_path / "tests" / t).write_text("")
     doc = (
-        "## Module map\n### core math\n`specviz/theory.py` `specviz/lm/engine.py` `specviz/lm/gone.py`\n"
+        "## Module map\n### exact math\n`specviz/exact/theory.py` `specviz/lm/engine.py` `specviz/lm/gone.py`\n"
         "### entry points\n`specviz/__init__.py`\n"
         "## Tests by layer\n`tests/test_theory.py` `tests/test_theory.py` `tests/test_gone.py`\n"
     )
@@ -501,7 +502,7 @@ def test_a_stale_doc_is_caught(tmp_path):
         "specviz/lm/gone.py is named in docs/architecture.md but does not exist",
         "specviz/figures/__init__.py is not named in docs/architecture.md",
         "specviz/lm/__init__.py is not named in docs/architecture.md",
-        "specviz/lm/engine.py belongs in the module map under '### real models' (found: core math)",
+        "specviz/lm/engine.py belongs in the module map under '### real models' (found: exact math)",
         "tests/test_gone.py is named in docs/architecture.md but does not exist",
     ]
     assert listed_tests_problems(doc, tmp_path) == [
@@ -512,7 +513,7 @@ def test_a_stale_doc_is_caught(tmp_path):
 
 # ----------------------------------------------------------------------------- one γ parser
 
-GAMMA_PARSER = "specviz/checks.py"
+GAMMA_PARSER = "specviz/foundation/checks.py"
 """The one module that reads and checks a γ (`checks.gamma_setting`) and holds its bound (`MAX_GAMMA`)."""
 GAMMA_READINGS = {  # what reading or bounding a γ looks like, anywhere else
     "parses 'auto'": re.compile(r"\.(?:lower|strip|casefold)\(\)[^#\n]*(?:\bAUTO\b|[\"']auto[\"'])"),
@@ -531,7 +532,9 @@ def gamma_readings(root: Path = ROOT) -> list[str]:
         text = path.read_text(encoding="utf-8")
         for what, pattern in GAMMA_READINGS.items():
             for m in pattern.finditer(text):
-                bad.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1} {what}: call specviz.checks.gamma_setting")
+                bad.append(
+                    f"{rel}:{text.count(chr(10), 0, m.start()) + 1} {what}: call specviz.foundation.checks.gamma_setting"
+                )
     return bad
 
 
@@ -544,17 +547,17 @@ def test_a_planted_second_gamma_parser_is_caught(tmp_path):
     root = planted_package(
         tmp_path,
         {
-            "checks.py": "MAX_GAMMA = 1000\ndef gamma_setting(x):\n    return 'auto' if x.strip().lower() == 'auto' else x\n",
+            "foundation/checks.py": "MAX_GAMMA = 1000\ndef gamma_setting(x):\n    return 'auto' if x.strip().lower() == 'auto' else x\n",
             "cli.py": "def gamma_value(text):\n    if text.strip().lower() == 'auto':\n        return 'auto'\n",
             "lm/adaptive.py": "MAX_GAMMA = 1_000\ndef f(g):\n    return integer(g, 'gamma', lo=0)\n",
-            "chain.py": "n = integer(gamma, \"gamma (number of drafted tokens)\", lo=1)\nok = integer(k, 'top_k')\n",
+            "samplers/chain.py": "n = integer(gamma, \"gamma (number of drafted tokens)\", lo=1)\nok = integer(k, 'top_k')\n",
         },
     )
     assert gamma_readings(root) == [
-        "specviz/chain.py:1 checks a γ as an integer: call specviz.checks.gamma_setting",
-        "specviz/cli.py:2 parses 'auto': call specviz.checks.gamma_setting",
-        "specviz/lm/adaptive.py:3 checks a γ as an integer: call specviz.checks.gamma_setting",
-        "specviz/lm/adaptive.py:1 defines a γ bound: call specviz.checks.gamma_setting",
+        "specviz/cli.py:2 parses 'auto': call specviz.foundation.checks.gamma_setting",
+        "specviz/lm/adaptive.py:3 checks a γ as an integer: call specviz.foundation.checks.gamma_setting",
+        "specviz/lm/adaptive.py:1 defines a γ bound: call specviz.foundation.checks.gamma_setting",
+        "specviz/samplers/chain.py:1 checks a γ as an integer: call specviz.foundation.checks.gamma_setting",
     ]
 
 

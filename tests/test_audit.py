@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz.audit import EFFICIENCY_Z
+from specviz.samplers.audit import EFFICIENCY_Z
 
 P, Q = sv.TUTORIAL_P, sv.TUTORIAL_Q
 
@@ -88,14 +88,16 @@ def with_drafts(verifier):
 
 
 def test_audit_refuses_a_verifier_that_ignores_its_draft():
-    report = sv.audit(sv.verifiers.ignores_the_draft, P, Q, n=100_000, seed=0)
+    report = sv.audit(sv.samplers.verifiers.ignores_the_draft, P, Q, n=100_000, seed=0)
     assert report.lossless and not report.passed and report.efficient is False
     assert abs(report.acceptance - float(np.dot(P, Q))) < 0.01  # it keeps a draft only by coincidence: Σ p·q
     assert report.optimum == pytest.approx(0.8)
     assert report.acceptance_z < -EFFICIENCY_Z
     assert "throws away what the draft proposed" in report.explanation and "0.8000" in report.explanation
     # the same verifier, its drafts hidden: the output law alone cannot tell
-    assert sv.audit(lambda p, q, n, rng: sv.verifiers.ignores_the_draft(p, q, n, rng, with_drafts=False), P, Q).passed
+    assert sv.audit(
+        lambda p, q, n, rng: sv.samplers.verifiers.ignores_the_draft(p, q, n, rng, with_drafts=False), P, Q
+    ).passed
 
 
 @pytest.mark.parametrize(
@@ -119,7 +121,7 @@ def test_audit_efficiency_refuses_fake_drafts_and_keeps_law_failures_first():
 
 
 def test_audit_efficiency_is_optional_and_rule_names_are_opt_in():
-    report = sv.audit(sv.verifiers.ignores_the_draft, P, Q, efficiency=False)
+    report = sv.audit(sv.samplers.verifiers.ignores_the_draft, P, Q, efficiency=False)
     assert report.passed and report.efficient is None and report.acceptance is None
     assert sv.audit("lossless", P, Q).efficient is None  # a rule name: output law only, as before
     assert sv.audit("lossless", P, Q, efficiency=True).efficient is True
@@ -130,7 +132,7 @@ def test_audit_efficiency_is_optional_and_rule_names_are_opt_in():
 
 
 def test_a_drafts_pair_is_told_apart_from_tokens():
-    from specviz.audit import split_drafts
+    from specviz.samplers.audit import split_drafts
 
     d, t = np.array([0, 1]), np.array([1, 1])
     assert split_drafts((d, t), 2)[0] is d  # two length-n arrays: drafts and tokens

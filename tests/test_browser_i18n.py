@@ -30,7 +30,7 @@ from test_browser import (  # noqa: F401 - chromium and screenshot_dir are fixtu
     wait_sv,
 )
 
-from specviz.i18n import t
+from specviz.foundation.i18n import t
 from specviz.widgets.dashboard import DASHBOARD_TABS, REAL_MODELS_TAB
 
 CJK = re.compile(r"[\u3400-\u9fff]")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz.checks import integer, real
+from specviz.foundation.checks import integer, real
 
 torch = pytest.importorskip("torch")
 

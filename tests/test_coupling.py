@@ -1,4 +1,4 @@
-"""Couplings (specviz.coupling) against exact enumeration of the verifiers and a linear program.
+"""Couplings (specviz.samplers.coupling) against exact enumeration of the verifiers and a linear program.
 
 References independent of the module: the speculative rule and token matching enumerated branch
 by branch from their definitions (draft x, keep or replace, output y) in exact Fractions, and the
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz import coupling
+from specviz.samplers import coupling
 
 P = [F(3, 5), F(3, 10), F(1, 10)]  # target p: cat, dog, fish
 Q = [F(2, 5), F(1, 2), F(1, 10)]  # draft q
@@ -171,7 +171,7 @@ def test_exported():
 def test_coupling_figure_in_both_languages():
     from specviz.figures import coupling as figure
     from specviz.figures.style import trace_by_meta
-    from specviz.i18n import set_language
+    from specviz.foundation.i18n import set_language
 
     try:
         for lang in ("en", "zh"):

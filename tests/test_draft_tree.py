@@ -1,4 +1,4 @@
-"""Draft trees (specviz.tree, figures/draft_tree.py, widgets/draft_tree.py) against exact enumeration."""
+"""Draft trees (specviz.samplers.tree, figures/draft_tree.py, widgets/draft_tree.py) against exact enumeration."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import specviz as sv
 from specviz.figures.draft_tree import draft_tree_figure
 from specviz.figures.style import trace_by_meta
-from specviz.i18n import set_language
-from specviz.tree import draft_tree, tree_expected_tokens, tree_size
+from specviz.foundation.i18n import set_language
+from specviz.samplers.tree import draft_tree, tree_expected_tokens, tree_size
 from specviz.widgets.draft_tree import MAX_DRAWN_LEAVES, draft_tree_app
 
 P3, Q3 = np.array(sv.TUTORIAL_P), np.array(sv.TUTORIAL_Q)

@@ -12,7 +12,7 @@ import specviz as sv
 from specviz import exercises
 from specviz.exercises import core
 from specviz.exercises.core import number_exercise
-from specviz.i18n import LANGUAGES, set_language
+from specviz.foundation.i18n import LANGUAGES, set_language
 
 ALL = exercises.exercises()
 IDS = [ex.id for ex in ALL]

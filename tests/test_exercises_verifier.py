@@ -9,8 +9,8 @@ import pytest
 
 import specviz as sv
 from specviz import exercises
-from specviz.i18n import set_language
-from specviz.verifiers import BUGGY_VERIFIERS, ignores_the_draft
+from specviz.foundation.i18n import set_language
+from specviz.samplers.verifiers import BUGGY_VERIFIERS, ignores_the_draft
 
 IDS = ["7.3", "10.3"]
 

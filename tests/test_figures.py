@@ -12,12 +12,12 @@ import pytest
 
 import specviz
 from specviz import figures as F
+from specviz.exact.gamma import simulate_accepted_lengths
 from specviz.figures import export as EX
 from specviz.figures.empirical import tv_reference_constant
 from specviz.figures.style import trace_by_meta as tr
 from specviz.figures.style import trace_metas, vocab_names
-from specviz.gamma import simulate_accepted_lengths
-from specviz.palette import PALETTE
+from specviz.foundation.palette import PALETTE
 
 P, Q = specviz.TUTORIAL_P, specviz.TUTORIAL_Q
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -349,7 +349,7 @@ def test_standardization_figure_shows_the_temperature_mismatch():
 
 
 def test_numerics_figure_reports_each_dtype():
-    from specviz import numerics
+    from specviz.exact import numerics
 
     t, d = numerics.example_logits(V=32, scale=6.0, seed=0)
     fig = F.numerics_figure(t, d)

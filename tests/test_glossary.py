@@ -1,7 +1,7 @@
 """One Chinese term per concept: notebooks/zh/GLOSSARY.md names the chosen term and the banned variants.
 
 The test reads the glossary's table (concept | chosen term | banned variants in backticks) and fails
-when a Chinese tutorial (notebooks/zh/NN_*.md) or the Chinese side of specviz/messages.py uses a
+when a Chinese tutorial (notebooks/zh/NN_*.md) or the Chinese side of specviz/foundation/messages.py uses a
 banned variant. A variant written as a gloss right after the chosen term, in full-width
 parentheses (`质量分解图（money diagram）`), is allowed.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specviz.messages import MESSAGES
+from specviz.foundation.messages import MESSAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH_DIR = ROOT / "notebooks" / "zh"
@@ -112,7 +112,9 @@ def test_zh_tutorial_uses_the_glossary_terms(path):
 def test_zh_messages_use_the_glossary_terms():
     rows = load_glossary()
     bad = [(key, v, ctx) for key, entry in MESSAGES.items() for v, ctx in violations(entry["zh"], rows)]
-    assert not bad, f"specviz/messages.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
+    assert not bad, (
+        f"specviz/foundation/messages.py (zh) uses banned variants (see notebooks/zh/GLOSSARY.md): {bad[:10]}"
+    )
 
 
 def book_texts() -> dict:

@@ -48,9 +48,10 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz import child_process, exercises
+from specviz import exercises
+from specviz.foundation import child_process
 from specviz.exercises import budget, core
-from specviz.i18n import set_language
+from specviz.foundation.i18n import set_language
 
 BUDGET_S = 0.5  # the time budget of the learner's code during the walk (the defaults are seconds)
 MARGIN_S = 2.0  # a call may take the budget plus this before it counts as a HANG (a shared, busy CPU)
@@ -633,7 +634,7 @@ def patching(*targets, returns):
 
 def cheats():
     """(label, exercise id, a wrong answer that replaces what the grade uses, the name the refusal gives inline)."""
-    audit_module = sys.modules["specviz.audit"]  # `import specviz.audit` gives the function that specviz exports
+    audit_module = sys.modules["specviz.samplers.audit"]  # the module (specviz.audit is the function)
 
     zeros = lambda p, q: np.zeros(len(p))  # noqa: E731 - 3.3's residual is not all zeros
     off_by_one = lambda p, q, n, rng: sv.BUGGY_VERIFIERS["off_by_one"](p, q, n, rng, with_drafts=True)  # noqa: E731
@@ -668,7 +669,7 @@ WATCHED_HERE = [(np, "allclose"), (np, "isclose"), (builtins, "abs"), (builtins,
 @pytest.mark.parametrize("mode", ["process", "inline"])
 def test_code_that_replaces_what_the_grade_uses_changes_no_grade(short_budget, monkeypatch, mode):
     """Inline, what it replaced is put back and the check refused, naming it; in a child process it reaches nothing."""
-    audit_module = sys.modules["specviz.audit"]  # `import specviz.audit` gives the function that specviz exports
+    audit_module = sys.modules["specviz.samplers.audit"]  # the module (specviz.audit is the function)
 
     use_mode(monkeypatch, mode)
     originals = [getattr(owner, name) for owner, name in WATCHED_HERE] + [audit_module._pooled_chisquare, core.audit]
@@ -707,7 +708,8 @@ def test_the_mode_is_named_checked_and_a_child_process_on_linux(monkeypatch):
 
 KERNEL = """
 import os, sys, time
-from specviz import child_process, exercises
+from specviz import exercises
+from specviz.foundation import child_process
 from specviz.exercises import budget, core
 budget.MODE, core.FUNCTION_BUDGET_S = "process", 600.0
 def spins(p, q):

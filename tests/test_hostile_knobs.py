@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 from test_hostile_apps import run_with_timeout  # fn() in a thread for at most CALL_TIMEOUT_S (10 s)
 
-from specviz import i18n
-from specviz.checks import MAX_GAMMA
+from specviz.foundation import i18n
 from specviz.figures import export as EX
 from specviz.figures import static as S
+from specviz.foundation.checks import MAX_GAMMA
 from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 
 torch = pytest.importorskip("torch")
@@ -407,7 +407,7 @@ def test_an_unknown_specviz_lang_is_english_said_once(value, monkeypatch):
 
 @pytest.mark.slow
 def test_specviz_lang_sets_the_language_at_import_and_says_once_when_unknown():
-    code = "import specviz.i18n as i; import specviz; print(i.language(), i.t('predict.submit'))"
+    code = "import specviz.foundation.i18n as i; import specviz; print(i.language(), i.t('predict.submit'))"
     for value, want, warned in (
         ("zh_CN.UTF-8", "zh 揭晓", False),
         (" ZH", "zh 揭晓", False),

@@ -473,7 +473,7 @@ def public_functions() -> dict:
 
 def module_of(fname: str, fn) -> str:
     if fname == "spec_sample_torch":  # the lazy wrapper in specviz/__init__.py
-        return "specviz.torch_sampling"
+        return "specviz.samplers.torch_sampling"
     return fn.__module__
 
 
@@ -507,17 +507,17 @@ def _short(v) -> str:
 
 # OBSCURE + SILENT + HANG per module: may only go down (all 0 now: keep them there).
 BASELINE = {
-    "specviz.audit": 0,
-    "specviz.chain": 0,
-    "specviz.coupling": 0,
-    "specviz.gamma": 0,
-    "specviz.multidraft": 0,
-    "specviz.rules": 0,
-    "specviz.sampling": 0,
-    "specviz.standardize": 0,
-    "specviz.theory": 0,
-    "specviz.validate": 0,
-    "specviz.torch_sampling": 0,
+    "specviz.samplers.audit": 0,
+    "specviz.samplers.chain": 0,
+    "specviz.samplers.coupling": 0,
+    "specviz.exact.gamma": 0,
+    "specviz.exact.multidraft": 0,
+    "specviz.exact.rules": 0,
+    "specviz.samplers.sampling": 0,
+    "specviz.exact.standardize": 0,
+    "specviz.exact.theory": 0,
+    "specviz.foundation.validate": 0,
+    "specviz.samplers.torch_sampling": 0,
     "specviz.lm.engine.loop": 0,
     "specviz.lm.load.loading": 0,
     "specviz.lm.gamma.payoff": 0,

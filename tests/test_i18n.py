@@ -1,4 +1,4 @@
-"""The message catalogue (specviz.i18n / specviz.messages) and the Chinese dashboard, apps and figures.
+"""The message catalogue (specviz.foundation.i18n / specviz.foundation.messages) and the Chinese dashboard, apps and figures.
 
 * every message has non-empty English and Chinese text with the same `str.format` fields, and
   Chinese text uses full-width punctuation after Chinese characters;
@@ -32,7 +32,7 @@ import pytest
 import specviz
 from specviz import cli
 from specviz.cli import servers
-from specviz.i18n import CATALOGUE, LANGUAGES, language, set_language, t
+from specviz.foundation.i18n import CATALOGUE, LANGUAGES, language, set_language, t
 
 SPECVIZ_DIR = Path(specviz.__file__).resolve().parent
 P, Q = (0.6, 0.3, 0.1), (0.4, 0.5, 0.1)
@@ -141,7 +141,7 @@ def package_sources() -> dict[Path, str]:
 
 def test_the_scan_finds_a_missing_key():
     """Self-test: the scan reports unknown keys and unknown dynamic prefixes, and accepts known ones."""
-    assert missing_keys('from specviz.i18n import t\nt("no.such.key")') == ["no.such.key"]
+    assert missing_keys('from specviz.foundation.i18n import t\nt("no.such.key")') == ["no.such.key"]
     assert missing_keys('i18n.t("money.title"); t(f"pitfalls.rule.{x}")') == []
     assert missing_keys('t(f"nowhere.{x}")') == ["nowhere."]
 
@@ -274,7 +274,7 @@ RUN_VIEWS = (
 def figure_calls():
     """Every figure builder with arguments that reach all its texts (several calls where texts depend on input)."""
     from specviz import Sampling
-    from specviz.gamma import simulate_accepted_lengths
+    from specviz.exact.gamma import simulate_accepted_lengths
 
     sample = specviz.spec_sample(P, Q, 500, seed=0)
     return {
@@ -298,7 +298,7 @@ def figure_calls():
         "accepted_length_figure": [((simulate_accepted_lengths(0.8, 4, 100), 0.8, 4), {})],
         "gamma_figure": [((0.8, 4), {}), ((0.8, 4), {"accepted_counts": simulate_accepted_lengths(0.8, 4, 100)})],
         "multidraft_figure": [(((0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)), {"k_max": 2})],
-        "draft_tree_figure": [((__import__("specviz.tree").tree.draft_tree(P, Q, 2, 2, seed=0),), {})],
+        "draft_tree_figure": [((__import__("specviz.samplers.tree").samplers.tree.draft_tree(P, Q, 2, 2, seed=0),), {})],
         "numerics_figure": [((), {"dtypes": ("float64", "float16")})],
         "coupling_figure": [((P, Q), {"n": 50})],
     }
@@ -624,7 +624,7 @@ def test_real_models_tab_without_its_extra_shows_a_message():
 
 
 def test_specviz_lang_sets_the_initial_language():
-    code = "import specviz.i18n as i; print(i.language(), i.t('dashboard.money'))"
+    code = "import specviz.foundation.i18n as i; print(i.language(), i.t('dashboard.money'))"
     for value, want in (("zh", "zh 质量分解图"), ("en", "en Money diagram"), ("fr", "en Money diagram")):
         env = dict(os.environ, SPECVIZ_LANG=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -11,10 +11,10 @@ from stats_helpers import chi_square_pvalue
 from test_lm_engine import L, exact_continuations
 
 import specviz as sv
+from specviz.exact.standardize import Sampling
 from specviz.lm import NGramModel, Pair, SpeculativeEngine, autoregressive_generate, speculative_generate
 from specviz.lm.drafts.prompt_lookup import PromptLookupModel
 from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser, forget, recall
-from specviz.standardize import Sampling
 
 ALPHA = 1e-4
 

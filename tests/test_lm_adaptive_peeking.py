@@ -14,11 +14,11 @@ from stats_helpers import chi_square_pvalue
 from test_lm_engine import L, exact_continuations
 
 import specviz as sv
-from specviz import stopping
+from specviz.exact import stopping
+from specviz.exact.standardize import Sampling
 from specviz.lm import NGramModel, Pair, SpeculativeEngine
 from specviz.lm.gamma.adaptive import AutoGamma, GammaChooser
 from specviz.lm.gamma.peeking import DropLowConfidenceDrafts, DropUnlikelyDrafts, StopAfterLowConfidence
-from specviz.standardize import Sampling
 
 ALPHA = 1e-4
 P, Q = np.array(sv.TUTORIAL_P), np.array(sv.TUTORIAL_Q)
@@ -65,7 +65,7 @@ def pair():
 
 @pytest.fixture(scope="module")
 def tutorial_pair():
-    """The tutorial's p and q at every position (context-free), where `specviz.stopping` gives exact laws."""
+    """The tutorial's p and q at every position (context-free), where `specviz.exact.stopping` gives exact laws."""
     return Pair(NGramModel(P, name="target"), NGramModel(Q, name="draft"))
 
 

@@ -14,6 +14,7 @@ from scipy import stats
 from stats_helpers import chi_square_pvalue
 
 import specviz as sv
+from specviz.exact.standardize import Sampling
 from specviz.lm import (
     LanguageModel,
     NGramModel,
@@ -23,7 +24,6 @@ from specviz.lm import (
     autoregressive_generate,
     speculative_generate,
 )
-from specviz.standardize import Sampling
 
 ALPHA = 1e-4
 L = 3  # continuation length

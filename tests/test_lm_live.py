@@ -24,10 +24,10 @@ from specviz.figures.live_panels import LIVE_PANELS
 from specviz.figures.position_money import distinct_labels, token_label, top_union, with_other
 from specviz.figures.run_data import host_array
 from specviz.figures.style import trace_by_meta
+from specviz.foundation.palette import PALETTE
 from specviz.lm import BUNDLED_DIR, NGramModel, Pair, load_pair, speculative_generate
 from specviz.lm.stats import fates as FT
 from specviz.lm.stats.stats import spec_stats
-from specviz.palette import PALETTE
 from specviz.widgets.live import app as L
 from specviz.widgets.live.closeup import token_closeup
 
@@ -620,7 +620,7 @@ def test_gamma_sweep_stops_and_reports_progress_so_far():
 
 
 def test_payoff_table_is_the_textbook_optimum():
-    from specviz.gamma import best_gamma, speedup
+    from specviz.exact.gamma import best_gamma, speedup
     from specviz.lm.gamma.payoff import PayoffRow, break_even_cost, payoff_sentence, payoff_table
 
     rows = payoff_table(0.8, (0.05, 0.25, 0.5), max_gamma=16)
@@ -707,7 +707,7 @@ LOOKUP_PROMPT = "0 1 2 3 0 1 2 3 0 1 2"
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_fate_of_a_run_has_a_legend_entry(lang):
-    from specviz.i18n import set_language, t
+    from specviz.foundation.i18n import set_language, t
     from specviz.lm.stats.fates import FATE_COLORS, FATE_KEYS, FATES
 
     app = L.live_app(_lookup_pair(), prompt=LOOKUP_PROMPT, gamma=4, max_new_tokens=60, seed=1, ar_baseline=False)
@@ -730,7 +730,7 @@ def test_every_fate_of_a_run_has_a_legend_entry(lang):
 
 
 def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeypatch, tmp_path):
-    from specviz.i18n import set_language
+    from specviz.foundation.i18n import set_language
     from specviz.lm.load import catalog
     from specviz.widgets.live.models import CUSTOM, pair_choices
 
@@ -1026,7 +1026,7 @@ def test_steps_without_a_tree_say_so_in_words(ngram_pair):
 def test_the_tree_panel_and_control_speak_chinese(lang, ngram_pair):
     from test_i18n import problems_in, widget_texts, without_data
 
-    from specviz.i18n import language, set_language
+    from specviz.foundation.i18n import language, set_language
 
     before = language()
     set_language(lang)

@@ -26,12 +26,12 @@ import specviz as sv  # noqa: E402
 import specviz.lm.engine.loop as engine_module  # noqa: E402
 import specviz.lm.engine.readout as readout_module  # noqa: E402
 import specviz.lm.trees.shape as tree_auto  # noqa: E402
+from specviz.exact.standardize import Sampling  # noqa: E402
 from specviz.lm import GenerationSettings, NGramModel, Pair, SpeculativeEngine, speculative_generate  # noqa: E402
 from specviz.lm.engine import tree_step as tree_step_module  # noqa: E402
 from specviz.lm.engine.results import StepRecord, TreeStep  # noqa: E402
 from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, forget, recall  # noqa: E402
 from specviz.lm.trees.shape import TreeAuto, first_accepted  # noqa: E402
-from specviz.standardize import Sampling  # noqa: E402
 
 
 class ShiftyTreeAuto(TreeAuto):

@@ -31,6 +31,7 @@ from test_tree_verify import PLANTED, planted  # noqa: E402 - the walk's planted
 
 import specviz as sv  # noqa: E402
 import specviz.lm.trees.attention as tree_attention  # noqa: E402
+from specviz.exact.standardize import Sampling  # noqa: E402
 from specviz.lm import (  # noqa: E402
     GenerationSettings,
     LanguageModel,
@@ -47,7 +48,6 @@ from specviz.lm import (  # noqa: E402
 from specviz.lm.engine import tree_step  # noqa: E402
 from specviz.lm.load import catalog  # noqa: E402
 from specviz.lm.trees.attention import path_ids  # noqa: E402
-from specviz.standardize import Sampling  # noqa: E402
 
 ALPHA = 1e-4
 V, L = 3, 3  # vocabulary, continuation length

@@ -39,7 +39,8 @@ from test_lm_tree_engine import (  # noqa: E402 - the toy target, its enumeratio
 from test_tree_verify import PLANTED, planted  # noqa: E402
 
 import specviz as sv  # noqa: E402
-from specviz.checks import MAX_TREE_NODES  # noqa: E402
+from specviz.exact.standardize import Sampling  # noqa: E402
+from specviz.foundation.checks import MAX_TREE_NODES  # noqa: E402
 from specviz.lm import (  # noqa: E402
     GenerationSettings,
     NGramModel,
@@ -55,7 +56,6 @@ from specviz.lm.drafts.lookup_trie import LookupTrie, until_end  # noqa: E402
 from specviz.lm.drafts.prompt_lookup import AGREEMENT_CAP  # noqa: E402
 from specviz.lm.engine import tree_step  # noqa: E402
 from specviz.lm.load import catalog  # noqa: E402
-from specviz.standardize import Sampling  # noqa: E402
 
 ALPHA = 1e-4
 PROMPT = [0, 1, 2, 0, 0, 1, 2, 1, 0, 1, 2, 2, 0, 1, 2]  # "0 1 2" was followed by 0, 1 and 2: three branches

@@ -304,7 +304,7 @@ def test_watch_yields_one_interval_per_poll(fresh):
 
 
 def test_implied_alpha_inverts_the_expected_tokens_formula():
-    from specviz.gamma import expected_tokens
+    from specviz.exact.gamma import expected_tokens
 
     for a in (0.0, 0.3, 0.77, 0.999):
         assert implied_alpha(expected_tokens(a, 4), 4) == pytest.approx(a, abs=1e-9)

@@ -1,6 +1,6 @@
 """The numpy and torch logits -> distribution twins agree (micrograd-style: one checks the other).
 
-`specviz.standardize.standardize` (numpy, the tutorials and the exact theory) and
+`specviz.exact.standardize.standardize` (numpy, the tutorials and the exact theory) and
 `specviz.lm.engine.logits.process_probs` (torch, on the models' device) must give the same distribution
 for every temperature / top-k / top-p, including ties, tiny temperatures and -inf logits.
 """
@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from specviz.exact.standardize import Sampling, standardize  # noqa: E402
 from specviz.lm.engine.logits import process_probs  # noqa: E402
-from specviz.standardize import Sampling, standardize  # noqa: E402
 
 SETTINGS = [
     dict(),

@@ -1,4 +1,4 @@
-"""specviz.numerics: the lossless step evaluated exactly in fp64 / fp32 / fp16 / bf16."""
+"""specviz.exact.numerics: the lossless step evaluated exactly in fp64 / fp32 / fp16 / bf16."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import specviz
-from specviz import numerics as N
+from specviz.exact import numerics as N
 
 
 def test_dtype_names_and_aliases():

@@ -9,7 +9,7 @@
   distinct marks (✓ ↻ ✗) in the bar text where the widgets animate without patterns.
 - Text drawn in a palette colour, and the apps' message boxes, reach WCAG AA contrast 4.5:1.
 
-And the colours have one home: `specviz.palette` (plotly-free) holds every hex colour of the
+And the colours have one home: `specviz.foundation.palette` (plotly-free) holds every hex colour of the
 package, the token fates' colours are its role colours, and `specviz.figures` exports figure
 builders only (`is_builder`), the helpers staying in their modules.
 """
@@ -30,10 +30,10 @@ import pytest
 
 import specviz
 import specviz.figures as F
-from specviz import palette
+from specviz.foundation import palette
 from specviz.figures.style import trace_by_meta
-from specviz.palette import MASS_MARKS, PALETTE, PATTERNS, STATUS, contrast_ratio, rgba, text_colour
-from specviz.sampling import spec_sample
+from specviz.foundation.palette import MASS_MARKS, PALETTE, PATTERNS, STATUS, contrast_ratio, rgba, text_colour
+from specviz.samplers.sampling import spec_sample
 from specviz.widgets import base
 
 ROLES = ("overlap", "residual", "p", "q", "rejected", "empirical")
@@ -193,10 +193,12 @@ def test_no_hex_colour_outside_the_palette():
     found = {
         str(path.relative_to(SPECVIZ.parent)): colours
         for path in sorted(SPECVIZ.rglob("*.py"))
-        if path != SPECVIZ / "palette.py" and (colours := hex_colours(path.read_text(encoding="utf-8")))
+        if path != SPECVIZ / "foundation" / "palette.py" and (colours := hex_colours(path.read_text(encoding="utf-8")))
     }
-    assert not found, f"hex colours outside specviz/palette.py (take them from specviz.palette): {found}"
-    assert len(hex_colours((SPECVIZ / "palette.py").read_text(encoding="utf-8"))) > 20  # the scan sees the palette's
+    assert not found, (
+        f"hex colours outside specviz/foundation/palette.py (take them from specviz.foundation.palette): {found}"
+    )
+    assert len(hex_colours((SPECVIZ / "foundation" / "palette.py").read_text(encoding="utf-8"))) > 20  # the scan sees the palette's
 
 
 def test_the_hex_check_finds_a_planted_colour():
@@ -211,11 +213,11 @@ def test_the_hex_check_finds_a_planted_colour():
 
 
 def test_the_palette_imports_without_plotly_or_numpy():
-    """specviz.palette and the text views built on it (fates, audit verdicts, exercise feedback) need no plotly."""
+    """specviz.foundation.palette and the text views built on it (fates, audit verdicts, exercise feedback) need no plotly."""
     code = (
         "import sys\n"
         "sys.modules['plotly'] = None  # any 'import plotly...' now fails\n"
-        "import specviz.palette as P, specviz.lm.stats.fates, specviz.audit, specviz.exercises.core\n"
+        "import specviz.foundation.palette as P, specviz.lm.stats.fates, specviz.samplers.audit, specviz.exercises.core\n"
         "assert not any(m.startswith('plotly') for m in sys.modules if sys.modules[m] is not None)\n"
         "print(P.rgba(P.PALETTE['overlap'], 0.5))"
     )
@@ -229,7 +231,7 @@ def test_the_palette_imports_without_plotly_or_numpy():
     assert blocked.returncode != 0 and "plotly" in blocked.stderr  # the blocker works: the figures do need plotly
     imports = [
         n
-        for n in ast.walk(ast.parse((SPECVIZ / "palette.py").read_text(encoding="utf-8")))
+        for n in ast.walk(ast.parse((SPECVIZ / "foundation" / "palette.py").read_text(encoding="utf-8")))
         if isinstance(n, ast.Import | ast.ImportFrom)
     ]
     assert {n.module for n in imports if isinstance(n, ast.ImportFrom)} <= {"__future__", "collections.abc"}
@@ -302,7 +304,7 @@ def test_builders_of_p_and_q_build_a_figure_of_the_tutorial_pair():
 
 
 def test_the_figures_package_exports_builders_only_with_no_old_names_kept():
-    """No shims in a 0.1.0 package: a helper is imported from its home (`specviz.palette`, `figures.style`)."""
+    """No shims in a 0.1.0 package: a helper is imported from its home (`specviz.foundation.palette`, `figures.style`)."""
     for name in ("PALETTE", "trace_by_meta", "simulate_accepted_lengths", "figure_png", "no_such_name"):
         with pytest.raises(AttributeError):
             getattr(F, name)

@@ -48,9 +48,9 @@ def test_the_doc_lists_every_plant_and_every_test_that_plants_a_bug():
 
 
 def test_a_plant_whose_text_is_gone_is_named(tmp_path):
-    (tmp_path / "specviz").mkdir()
-    (tmp_path / "specviz" / "theory.py").write_text("x = 1\n")
-    with pytest.raises(ValueError, match="acceptance-inverted: specviz/theory.py holds its text 0 times"):
+    (tmp_path / "specviz" / "exact").mkdir(parents=True)
+    (tmp_path / "specviz" / "exact" / "theory.py").write_text("x = 1\n")
+    with pytest.raises(ValueError, match="acceptance-inverted: specviz/exact/theory.py holds its text 0 times"):
         plant.apply(plant.PLANTS[0], tmp_path)
 
 
@@ -59,7 +59,7 @@ def test_the_tool_catches_two_plants_and_reports_a_harmless_edit_as_missed(monke
     harmless = plant.Plant(
         "a-comment",
         "a comment added",
-        "specviz/theory.py",
+        "specviz/exact/theory.py",
         plant.PLANTS[0].old,
         plant.PLANTS[0].old + "    # hi\n",
         ("tests/test_theory.py",),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import specviz as sv
-from specviz.i18n import t
+from specviz.foundation.i18n import t
 from specviz.widgets.prediction import parse_guess
 
 

@@ -15,10 +15,10 @@ from specviz import figures as F
 from specviz.figures import real_tree as RT
 from specviz.figures.draft_tree import STATUS_STYLE
 from specviz.figures.style import trace_by_meta as tr
-from specviz.i18n import language, set_language, t
+from specviz.foundation.i18n import language, set_language, t
+from specviz.foundation.palette import FATE_COLORS, PALETTE
 from specviz.lm import NGramModel, Pair, speculative_generate  # (torch: imported once, at collection)
 from specviz.lm.engine.results import StepRecord, TreeStep
-from specviz.palette import FATE_COLORS, PALETTE
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

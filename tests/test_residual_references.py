@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specviz.theory import acceptance_prob, rejection_mass, repair, resample_dist, residual
+from specviz.exact.theory import acceptance_prob, rejection_mass, repair, resample_dist, residual
 
 SIGMAS = 5.0
 ROOT = Path(__file__).resolve().parent.parent / "specviz"
@@ -145,7 +145,7 @@ def test_a_planted_wrong_repair_fails_the_closed_form_check(planted):
 @pytest.mark.parametrize("bug", ["resample_from_p", "abs_residual"])
 def test_a_planted_wrong_repair_fails_the_frequency_check(bug):
     """The frequency check has the power to see a verifier that repairs from p, or from |p - q|."""
-    from specviz.verifiers import BUGGY_VERIFIERS
+    from specviz.samplers.verifiers import BUGGY_VERIFIERS
 
     with pytest.raises(AssertionError, match="frequency|drawn"):
         for p, q in CASES.values():
@@ -158,7 +158,7 @@ def test_a_planted_wrong_repair_fails_the_frequency_check(bug):
 @pytest.mark.parametrize("name", IDS)
 def test_multidraft_stages(name):
     """Each stage's R is the repair of the last one against q (exactly), and reaching it costs Z."""
-    from specviz.multidraft import multi_draft_stages
+    from specviz.exact.multidraft import multi_draft_stages
 
     p, q = CASES[name]
     stages = multi_draft_stages(p, q, 3)
@@ -169,7 +169,7 @@ def test_multidraft_stages(name):
 
 
 def test_multidraft_stages_are_exact_with_fractions():
-    from specviz.multidraft import multi_draft_stages
+    from specviz.exact.multidraft import multi_draft_stages
 
     p, q = [F(3, 5), F(3, 10), F(1, 10)], [F(2, 5), F(1, 2), F(1, 10)]
     (R0, r0), (R1, r1), (R2, r2) = multi_draft_stages(p, q, 2)
@@ -180,7 +180,7 @@ def test_multidraft_stages_are_exact_with_fractions():
 @pytest.mark.parametrize("name", IDS)
 def test_tree_child_acceptance_and_draft_tree(name):
     """One child: the final R is the repair; a rejected child's resampled token comes from it."""
-    from specviz.tree import child_acceptance, draft_tree
+    from specviz.samplers.tree import child_acceptance, draft_tree
 
     p, q = CASES[name]
     x = most_rejected(p, q)
@@ -194,7 +194,7 @@ def test_tree_child_acceptance_and_draft_tree(name):
 @pytest.mark.parametrize("name", IDS)
 def test_standardize_verify_output_dist(name):
     """out = s a + (1 - Σ s a) r: with a draft that also samples where q = 0, r shows even when Z = 0."""
-    from specviz.standardize import verify_output_dist
+    from specviz.exact.standardize import verify_output_dist
 
     p, q = CASES[name]
     s = np.full(p.size, 1 / p.size)  # the sampled draft puts mass where q = 0 too
@@ -206,7 +206,7 @@ def test_standardize_verify_output_dist(name):
 
 
 def test_standardize_mismatch_output_dist_goes_through_verify_output_dist():
-    from specviz.standardize import Sampling, mismatch_output_dist, standardize, verify_output_dist
+    from specviz.exact.standardize import Sampling, mismatch_output_dist, standardize, verify_output_dist
 
     t, d = np.array([2.0, 1.0, 0.0, -1.0]), np.array([0.0, 1.0, 2.0, 0.5])
     m = mismatch_output_dist(t, d, Sampling(0.7), target_used=Sampling(1.0), draft_sampled=Sampling(1.0, top_k=2))
@@ -217,7 +217,7 @@ def test_standardize_mismatch_output_dist_goes_through_verify_output_dist():
 @pytest.mark.parametrize("name", IDS)
 def test_audit_textbook_joint(name):
     """Row x of the joint: min(p, q)(x) on the diagonal, the rest of q(x) spread over the repair (0 where Z = 0)."""
-    from specviz.audit import textbook_joint
+    from specviz.samplers.audit import textbook_joint
 
     p, q = CASES[name]
     J, kept = textbook_joint(p, q), np.minimum(p, q)
@@ -230,7 +230,7 @@ def test_audit_textbook_joint(name):
 
 @pytest.mark.parametrize("name", IDS)
 def test_coupling_maximal_coupling(name):
-    from specviz.coupling import maximal_coupling
+    from specviz.samplers.coupling import maximal_coupling
 
     p, q = CASES[name]
     J, over = maximal_coupling(p, q), np.maximum(q - p, 0)
@@ -242,7 +242,7 @@ def test_coupling_maximal_coupling(name):
 
 
 def test_coupling_maximal_coupling_is_exact_with_fractions():
-    from specviz.coupling import maximal_coupling
+    from specviz.samplers.coupling import maximal_coupling
 
     J = maximal_coupling([F(3, 5), F(3, 10), F(1, 10)], [F(2, 5), F(1, 2), F(1, 10)])
     assert (J[1] - np.array([0, F(3, 10), 0], dtype=object)).tolist() == [F(1, 5), 0, 0]  # over(dog) = 1/5, r = e_cat
@@ -252,7 +252,7 @@ def test_coupling_maximal_coupling_is_exact_with_fractions():
 def test_numerics_lossless_output(name):
     """lossless_output_in = q a + Z r; r recovered in float64 to 1e-12 and float32 to 1e-5 (Z = 0: weight 0)."""
     pytest.importorskip("torch")
-    from specviz.numerics import lossless_output_in
+    from specviz.exact.numerics import lossless_output_in
 
     p, q = CASES[name]
     qa, z = q * acceptance_prob(p, q), rejection_mass(p, q)
@@ -278,7 +278,7 @@ def _check_verifier(verifier, p, q, n=100_000, seed=0):
 
 @pytest.mark.parametrize("name", IDS)
 def test_correct_verifier(name):
-    from specviz.verifiers import correct_verifier
+    from specviz.samplers.verifiers import correct_verifier
 
     p, q = CASES[name]
     _check_verifier(correct_verifier, p, q, seed=IDS.index(name))
@@ -287,7 +287,7 @@ def test_correct_verifier(name):
 @pytest.mark.parametrize("name", IDS)
 def test_chain_sampler(name):
     """spec_chain_sample, one token, γ = 1: a rejected first draft is replaced from the repair."""
-    from specviz.chain import MarkovPair, spec_chain_sample
+    from specviz.samplers.chain import MarkovPair, spec_chain_sample
 
     p, q = CASES[name]
     V = p.size
@@ -303,7 +303,7 @@ def test_chain_sampler(name):
 @pytest.mark.parametrize("name", IDS)
 def test_multi_draft_sample(name):
     """multi_draft_sample with one draft: when it is rejected, the token comes from the repair."""
-    from specviz.sampling import multi_draft_sample
+    from specviz.samplers.sampling import multi_draft_sample
 
     p, q = CASES[name]
     s = multi_draft_sample(p, q, 60_000, 1, seed=IDS.index(name))
@@ -327,7 +327,7 @@ def test_torch_residual_rows_and_the_engine_hook(name):
     """residual_rows in float64 (to 1e-15) and float32 (to 1e-6), p where Z = 0; the engine's hook is it."""
     torch = pytest.importorskip("torch")
     from specviz.lm.engine.loop import SpeculativeEngine
-    from specviz.torch_sampling import residual_rows
+    from specviz.samplers.torch_sampling import residual_rows
 
     p, q = CASES[name]
     for dtype, atol in ((torch.float64, 1e-15), (torch.float32, 1e-6)):
@@ -344,7 +344,7 @@ def test_torch_residual_rows_and_the_engine_hook(name):
 def test_torch_verify_chain_draws_from_the_residual(name):
     """verify_chain_torch (γ = 1, no bonus): a rejected draft's token comes from residual_rows by default."""
     torch = pytest.importorskip("torch")
-    from specviz.torch_sampling import verify_chain_torch
+    from specviz.samplers.torch_sampling import verify_chain_torch
 
     p, q = CASES[name]
     P, Q = _rows(p, q, torch.float64)
@@ -362,7 +362,7 @@ def test_torch_verify_chain_draws_from_the_residual(name):
 def test_torch_spec_sample_draws_from_the_residual(name, gather):
     """spec_sample_torch: the rejected rows' tokens follow the repair of the rows as held (float32 here)."""
     torch = pytest.importorskip("torch")
-    from specviz.torch_sampling import spec_sample_torch
+    from specviz.samplers.torch_sampling import spec_sample_torch
 
     p, q = CASES[name]
     P, Q = _rows(p, q, torch.float32, 60_000)
@@ -380,7 +380,7 @@ def test_torch_spec_sample_draws_from_the_residual(name, gather):
 def test_torch_spec_sample_blocked_path():
     """V = 3001 over 2000 rows takes the blocked inverse CDF: the repair is still the reference's."""
     torch = pytest.importorskip("torch")
-    from specviz.torch_sampling import spec_sample_torch
+    from specviz.samplers.torch_sampling import spec_sample_torch
 
     V = 3001
     p, q = np.zeros(V), np.zeros(V)
@@ -398,25 +398,25 @@ def test_torch_spec_sample_blocked_path():
 # ------------------------------------------------------------------------------ every copy is listed and checked
 
 CHECKED = {  # each name listed in resample_dist's docstring -> the test here that checks it
-    "specviz.chain.spec_chain_sample": test_chain_sampler,
-    "specviz.multidraft.multi_draft_stages": test_multidraft_stages,
-    "specviz.tree.child_acceptance": test_tree_child_acceptance_and_draft_tree,
-    "specviz.tree.draft_tree": test_tree_child_acceptance_and_draft_tree,
-    "specviz.sampling.multi_draft_sample": test_multi_draft_sample,
-    "specviz.standardize.verify_output_dist": test_standardize_verify_output_dist,
-    "specviz.torch_sampling.residual_rows": test_torch_residual_rows_and_the_engine_hook,
-    "specviz.torch_sampling.verify_chain_torch": test_torch_verify_chain_draws_from_the_residual,
+    "specviz.samplers.chain.spec_chain_sample": test_chain_sampler,
+    "specviz.exact.multidraft.multi_draft_stages": test_multidraft_stages,
+    "specviz.samplers.tree.child_acceptance": test_tree_child_acceptance_and_draft_tree,
+    "specviz.samplers.tree.draft_tree": test_tree_child_acceptance_and_draft_tree,
+    "specviz.samplers.sampling.multi_draft_sample": test_multi_draft_sample,
+    "specviz.exact.standardize.verify_output_dist": test_standardize_verify_output_dist,
+    "specviz.samplers.torch_sampling.residual_rows": test_torch_residual_rows_and_the_engine_hook,
+    "specviz.samplers.torch_sampling.verify_chain_torch": test_torch_verify_chain_draws_from_the_residual,
     "specviz.lm.engine.loop.SpeculativeEngine.residual": test_torch_residual_rows_and_the_engine_hook,
-    "specviz.torch_sampling.spec_sample_torch": test_torch_spec_sample_draws_from_the_residual,
-    "specviz.verifiers.correct_verifier": test_correct_verifier,
-    "specviz.numerics.lossless_output_in": test_numerics_lossless_output,
-    "specviz.audit.textbook_joint": test_audit_textbook_joint,
-    "specviz.coupling.maximal_coupling": test_coupling_maximal_coupling,
+    "specviz.samplers.torch_sampling.spec_sample_torch": test_torch_spec_sample_draws_from_the_residual,
+    "specviz.samplers.verifiers.correct_verifier": test_correct_verifier,
+    "specviz.exact.numerics.lossless_output_in": test_numerics_lossless_output,
+    "specviz.samplers.audit.textbook_joint": test_audit_textbook_joint,
+    "specviz.samplers.coupling.maximal_coupling": test_coupling_maximal_coupling,
 }
 NOT_A_REPAIR = {  # functions the scan matches that build no repair distribution, and why
-    "specviz.theory.residual": "the reference's own (p - q)+",
-    "specviz.theory.repair": "the reference's computation",
-    "specviz.torch_rows._seeded_rows": "clamps row seeds at 0 (negative: not seeded)",
+    "specviz.exact.theory.residual": "the reference's own (p - q)+",
+    "specviz.exact.theory.repair": "the reference's computation",
+    "specviz.samplers.torch_rows._seeded_rows": "clamps row seeds at 0 (negative: not seeded)",
     "specviz.figures.money.money_diagram_patch": "(q - p)+: the draft mass that gets rejected, drawn as bars",
 }
 COPY_PATTERN = re.compile(
@@ -510,7 +510,7 @@ def test_every_listed_copy_is_checked_here_and_exists():
         f"listed, not checked: {listed - set(CHECKED)}; checked, not listed: {set(CHECKED) - listed}"
     )
     for name in sorted(listed):
-        if name.startswith(("specviz.torch_sampling", "specviz.lm", "specviz.numerics")):
+        if name.startswith(("specviz.samplers.torch_sampling", "specviz.lm", "specviz.exact.numerics")):
             pytest.importorskip("torch")
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):  # the longest importable module, then attributes
@@ -526,7 +526,10 @@ def test_every_listed_copy_is_checked_here_and_exists():
 
 def test_no_unlisted_copy_in_the_source():
     sites = copy_sites()
-    assert "specviz.torch_sampling.residual_rows" in sites and "specviz.coupling.maximal_coupling" in sites  # scanned
+    assert (
+        "specviz.samplers.torch_sampling.residual_rows" in sites
+        and "specviz.samplers.coupling.maximal_coupling" in sites
+    )  # scanned
     bad = unlisted(sites, resample_dist.__doc__)
     assert not bad, (
         f"{bad} write (p - q)+ again: call theory.resample_dist, or list them in its docstring and check them here"

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import specviz as sv
-from specviz.sampling import categorical
+from specviz.samplers.sampling import categorical
 
 P, Q = np.array(sv.TUTORIAL_P), np.array(sv.TUTORIAL_Q)
 ALPHA = 1e-4
@@ -235,7 +235,7 @@ def test_spec_sample_results_are_unchanged(monkeypatch):
     p, q = [0.5, 0.3, 0.15, 0.05, 0.0], [0.1, 0.2, 0.3, 0.3, 0.1]
     rules = [("lossless", {}), ("resample_target", {}), ("lenient", {"l": 0.6}), ("token_match", {})]
     fast = [sv.spec_sample(p, q, 50_000, rule=r, seed=1, **kw) for r, kw in rules]
-    monkeypatch.setattr("specviz.sampling.categorical", searchsorted_categorical)
+    monkeypatch.setattr("specviz.samplers.sampling.categorical", searchsorted_categorical)
     for (r, kw), s in zip(rules, fast):
         ref = sv.spec_sample(p, q, 50_000, rule=r, seed=1, **kw)
         for field in ("tokens", "accepted", "drafts"):

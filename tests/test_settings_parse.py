@@ -1,7 +1,7 @@
 """One parse, one default (issue 40): a run reads γ and the tree's shape once, and every door agrees on the defaults.
 
 `GenerationSettings` (specviz/lm/engine/settings.py) is where a run's γ and tree are read, by the one γ parser
-(`specviz.checks.gamma_setting`) and the one tree parser (`specviz.checks.tree_setting`). These tests count
+(`specviz.foundation.checks.gamma_setting`) and the one tree parser (`specviz.foundation.checks.tree_setting`). These tests count
 the calls to both during one `specviz run` (the CLI on the bundled pair), one `compare` and one live-view
 run, by patching the parsers in every specviz module that imported them, and expect one each; a planted
 second parse shows the count can fail. Then the CLI's parser, the live view's controls and the library's
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import specviz.checks as checks
+import specviz.foundation.checks as checks
 from specviz.lm.engine.models import NGramModel
 from specviz.lm.engine.pair import Pair
 from specviz.lm.engine.settings import (
@@ -35,7 +35,7 @@ from specviz.lm.engine.settings import (
 
 REPO = Path(__file__).resolve().parent.parent
 PARSERS = ("gamma_setting", "tree_setting")
-FORMULAS = ("specviz.gamma",)
+FORMULAS = ("specviz.exact.gamma",)
 """Modules whose calls are not a run's setting read again: the cost-model formulas check their own γ argument when
 the statistics evaluate them on a finished run (`spec_stats`), as on any caller's number."""
 # every module a run goes through, imported before the parsers are patched (a lazy import would keep the real one)
@@ -101,7 +101,9 @@ def test_the_patch_reaches_every_module_that_imported_a_parser(monkeypatch):
     """Each specviz module holding a parser gets the counting one (else a parse there would go uncounted)."""
     with counted(monkeypatch):
         held = {(m.__name__, p): getattr(m, p).__name__ for m in specviz_modules() for p in PARSERS if hasattr(m, p)}
-        assert {("specviz.checks", "gamma_setting"), ("specviz.lm.engine.settings", "tree_setting")} <= set(held)
+        assert {("specviz.foundation.checks", "gamma_setting"), ("specviz.lm.engine.settings", "tree_setting")} <= set(
+            held
+        )
         assert set(held.values()) == {"counting"}, held
 
 

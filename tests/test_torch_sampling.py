@@ -1,4 +1,4 @@
-"""The torch batch sampler (specviz.torch_sampling): lossless in every precision and path, one host read per step.
+"""The torch batch sampler (specviz.samplers.torch_sampling): lossless in every precision and path, one host read per step.
 
 Paths: the CPU default builds the residual for the rejected rows only
 (`gather_rejected=True`); other devices build it for every row (`gather_rejected=False`),
@@ -7,7 +7,7 @@ cumulative sum per row; larger ones the blocked inverse CDF (V = 3001 and 200,00
 both with a short last block).
 
 Every goodness-of-fit check is a chi-square test against the rows *as given* (in their
-own dtype), normalised in float64, through `specviz.audit` (cells with expected count < 5
+own dtype), normalised in float64, through `specviz.samplers.audit` (cells with expected count < 5
 pooled) at ALPHA = 1e-4: a correct sampler fails one such check with probability 1e-4
 for a random seed; the seeds here are fixed, so outcomes are deterministic. Acceptance
 rates are checked to 5 standard deviations (false alarm ~6e-7 each).
@@ -23,8 +23,8 @@ import specviz as sv
 
 torch = pytest.importorskip("torch")
 
-from specviz.torch_rows import U_MAX, check_rows, seeded_uniforms, sum_tolerance  # noqa: E402
-from specviz.torch_sampling import categorical_torch, residual_rows, spec_sample_torch, verify_chain_torch  # noqa: E402
+from specviz.samplers.torch_rows import U_MAX, check_rows, seeded_uniforms, sum_tolerance  # noqa: E402
+from specviz.samplers.torch_sampling import categorical_torch, residual_rows, spec_sample_torch, verify_chain_torch  # noqa: E402
 
 ALPHA = 1e-4
 
@@ -64,7 +64,7 @@ def sampled_tokens(p_row, q_row, n, batch, seed, **kw):
 
 
 def audit_rows(p_row, q_row, n, batch, seed=0, **kw):
-    """specviz.audit of the torch sampler on the rows as given (normalised in float64)."""
+    """specviz.samplers.audit of the torch sampler on the rows as given (normalised in float64)."""
     p_ref, q_ref = normalised(p_row[None])[0], normalised(q_row[None])[0]
     acc = {}
 

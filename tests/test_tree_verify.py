@@ -10,7 +10,7 @@ The toy pair is two random bigrams over V = 5 tokens (`NGramModel.random`), so e
 and Q is known exactly: after a prefix ending in token c, the target's next-token law is
 PT[c] and the draft's QT[c] (both after temperature / top-k / top-p, `process_probs`). Each
 trial drafts a fresh tree from the draft, children i.i.d. from their parent's q with
-replacement (as `specviz.tree` does), so the emitted law must equal the target's whatever tree
+replacement (as `specviz.samplers.tree` does), so the emitted law must equal the target's whatever tree
 is drawn. The one-hot walk (`one_hot=True`: each child its own point-mass q, as prompt lookup's
 trie drafts) is checked on fixed tries against the plain enumeration of where it stops and what
 it emits there.
@@ -28,13 +28,13 @@ torch = pytest.importorskip("torch")
 from lm_fixtures import spy_host_reads  # noqa: E402
 from stats_helpers import chi_square_pvalue  # noqa: E402
 
+from specviz.exact.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist  # noqa: E402
+from specviz.exact.standardize import Sampling  # noqa: E402
 from specviz.lm.engine.logits import process_probs  # noqa: E402
 from specviz.lm.engine.models import NGramModel  # noqa: E402
 from specviz.lm.trees import verify as tree_verify  # noqa: E402
 from specviz.lm.trees.verify import tree_layout, verify_tree_torch  # noqa: E402
-from specviz.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist  # noqa: E402
-from specviz.standardize import Sampling  # noqa: E402
-from specviz.tree import child_acceptance  # noqa: E402
+from specviz.samplers.tree import child_acceptance  # noqa: E402
 
 ALPHA = 1e-5
 V = 5
@@ -142,7 +142,7 @@ def depth_one_outcomes(verify, kids, p, q, trials: int, seed: int = 0) -> np.nda
 
 
 def toy_outcome_law(kids, p, q) -> np.ndarray:
-    """The toy's exact law of the same outcomes: `specviz.tree.child_acceptance`."""
+    """The toy's exact law of the same outcomes: `specviz.samplers.tree.child_acceptance`."""
     acc, none, R = child_acceptance(p, q, kids)
     return np.concatenate([acc, none * R])
 

@@ -46,7 +46,7 @@ PLANTS = (
     Plant(
         "acceptance-inverted",
         "the reference acceptance is min(1, q/p) instead of min(1, p/q)",
-        "specviz/theory.py",
+        "specviz/exact/theory.py",
         "    ratio = safe_ratio(p, q, where_zero=1)\n",
         "    ratio = safe_ratio(q, p, where_zero=1)\n",
         ("tests/test_theory.py",),
@@ -54,7 +54,7 @@ PLANTS = (
     Plant(
         "repair-unnormalised",
         "the reference repair distribution is (p - q)+ without dividing by Z",
-        "specviz/theory.py",
+        "specviz/exact/theory.py",
         "    return (p.copy() if z <= 0 else r / z), z\n",
         "    return (p.copy() if z <= 0 else r), z\n",
         ("tests/test_theory.py",),
@@ -62,7 +62,7 @@ PLANTS = (
     Plant(
         "residual-from-p",
         "the torch residual rows resample from p itself, not (p - q)+",
-        "specviz/torch_sampling.py",
+        "specviz/samplers/torch_sampling.py",
         "    r = (p - q).clamp_min_(0)\n",
         "    r = p.clone()\n",
         ("tests/test_torch_sampling.py", "tests/test_residual_references.py"),
@@ -70,7 +70,7 @@ PLANTS = (
     Plant(
         "chain-accepts-on-ties-of-q",
         "the device chain verifier accepts with u·p < q (the ratio upside down)",
-        "specviz/torch_sampling.py",
+        "specviz/samplers/torch_sampling.py",
         "    flags = (q_x > 0) & (u * q_x < p_x)  # u < p/q without dividing\n",
         "    flags = (q_x > 0) & (u * p_x < q_x)  # u < p/q without dividing\n",
         ("tests/test_torch_sampling.py",),
@@ -136,7 +136,7 @@ PLANTS = (
     Plant(
         "negative-probability-accepted",
         "the distribution check lets a negative entry through",
-        "specviz/validate.py",
+        "specviz/foundation/validate.py",
         "    bad = np.flatnonzero(arr < 0)\n",
         "    bad = np.flatnonzero(arr < -1)\n",
         ("tests/test_theory.py",),

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..i18n import LANGUAGES, env_language
+from ..foundation.i18n import LANGUAGES, env_language
 from .common import DASHBOARD_NOTEBOOK, CliError, existing_folder, find_notebooks_dir, port_number, require, shown
 from .jupyter_args import (
     DEFAULT_DASHBOARD_PORT,
@@ -144,7 +144,7 @@ def cmd_dashboard(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise CliError(f"cannot listen on {url_host(host or '0.0.0.0')} port {port}: {busy}", status=1)
     cmd = build_dashboard_command(notebook, port=args.port, host=args.host, preheat=not args.no_preheat, extra=extra)
     if args.lang is not None:
-        # Voila's kernels inherit this environment; specviz.i18n starts in $SPECVIZ_LANG.
+        # Voila's kernels inherit this environment; specviz.foundation.i18n starts in $SPECVIZ_LANG.
         os.environ["SPECVIZ_LANG"] = args.lang
     listening = host not in ("", "*", "0.0.0.0", "::")
     lang = env_language(os.environ.get("SPECVIZ_LANG"))

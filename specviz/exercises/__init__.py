@@ -8,7 +8,7 @@ False
 import importlib
 import pkgutil
 
-from .. import budget  # where learner code runs (budget.MODE), as `sv.exercises.budget`
+from ..foundation import budget  # where learner code runs (budget.MODE), as `sv.exercises.budget`
 from .api import UnknownExercise, check, exercises, get, hint, notebooks, question, reset_hints, run_solution, solution
 from .core import REGISTRY, Exercise, Feedback, function_exercise, number_exercise, verifier_exercise
 

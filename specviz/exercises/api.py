@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .core import REGISTRY, Exercise, Feedback, fmt, text
 
 _hints_shown: dict[str, int] = {}

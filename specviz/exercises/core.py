@@ -2,7 +2,7 @@
 
 An exercise is registered once (in the module of its tutorial, e.g. `nb03.py`) and used from
 the notebook in three calls: `check(id, answer)`, `hint(id)` and `solution(id)`. Feedback and
-hints come in the current language (`specviz.i18n`).
+hints come in the current language (`specviz.foundation.i18n`).
 
 Whatever the answer, `check` gives feedback, never an exception: an answer of the wrong kind
 (text, a complex number, a list where one number is asked for, an int too large for a float) is
@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ..audit import EFFICIENCY_Z, audit, draw_function
-from ..budget import run_tasks
-from ..i18n import language, t
-from ..palette import STATUS
+from ..foundation.budget import run_tasks
+from ..foundation.i18n import language, t
+from ..foundation.palette import STATUS
+from ..samplers.audit import EFFICIENCY_Z, audit, draw_function
 
 REGISTRY: dict[str, Exercise] = {}
 """id -> Exercise, filled by the tutorial modules (nb01.py, nb02.py, ...) on import."""
@@ -359,7 +359,7 @@ NO_DRAFTS = "no drafts"
 
 
 def draw_verifier(f: Callable, p, q, n: int):
-    """(drafts, tokens) that verifier `f` returns on (p, q) with n draws, as `specviz.audit` calls it (seed 0); None
+    """(drafts, tokens) that verifier `f` returns on (p, q) with n draws, as `specviz.samplers.audit` calls it (seed 0); None
     if `f` is the placeholder (returns None for n = 1); NO_DRAFTS if it returns tokens without their drafts."""
     if f(np.asarray(p, dtype=float), np.asarray(q, dtype=float), 1, np.random.default_rng(0)) is None:
         return None

@@ -1,7 +1,7 @@
 """Exercises of tutorial 2 (importance sampling).
 
 Each answer is a hand fraction, computed here from the pair's digits with `Fraction` arithmetic
-(independently of `specviz.theory`; tests/test_exercises.py checks that the two agree).
+(independently of `specviz.exact.theory`; tests/test_exercises.py checks that the two agree).
 """
 
 from fractions import Fraction

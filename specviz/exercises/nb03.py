@@ -1,15 +1,15 @@
 """Exercises of tutorial 3 (rejection sampling, and the residual the repair draws from).
 
 The number answers are hand fractions, computed here with `Fraction` arithmetic from the pair's
-digits (independently of `specviz.theory`; tests/test_exercises.py checks that the two agree).
+digits (independently of `specviz.exact.theory`; tests/test_exercises.py checks that the two agree).
 """
 
 from fractions import Fraction
 
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..theory import residual
+from ..exact.theory import residual
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
 from .core import function_exercise, number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)

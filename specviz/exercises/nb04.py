@@ -4,8 +4,8 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..theory import resample_dist
+from ..exact.theory import resample_dist
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
 from .core import function_exercise, number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)

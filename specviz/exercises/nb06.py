@@ -1,7 +1,7 @@
 """Exercises of tutorial 6 (worked examples: the full table, a perfect draft and a hopeless one).
 
 The answers are hand fractions, computed here with `Fraction` arithmetic from the pair's digits
-(independently of `specviz.gamma` and `specviz.rules`; tests/test_exercises.py checks that they agree).
+(independently of `specviz.exact.gamma` and `specviz.exact.rules`; tests/test_exercises.py checks that they agree).
 """
 
 from fractions import Fraction

@@ -1,7 +1,7 @@
 """Exercises of tutorial 7 (pitfalls, auditing a verifier you write yourself, and the lenient rule's law).
 
 The number answers are hand fractions and 7.4's reference is an exact `Fraction` computation, all
-written here from the formulas (independently of `specviz.rules`; tests/test_exercises.py checks
+written here from the formulas (independently of `specviz.exact.rules`; tests/test_exercises.py checks
 that they agree with `sv.output_dist`).
 """
 
@@ -10,8 +10,8 @@ from functools import partial
 
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..verifiers import BUGGY_VERIFIERS, ignores_the_draft
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..samplers.verifiers import BUGGY_VERIFIERS, ignores_the_draft
 from .core import function_exercise, number_exercise, verifier_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)

@@ -1,9 +1,9 @@
 """Exercises of tutorial 8 (γ-step chains, deterministic drafts, multi-draft verification)."""
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..gamma import expected_tokens
-from ..multidraft import multi_draft_acceptance_rate
-from ..theory import acceptance_rate, resample_dist
+from ..exact.gamma import expected_tokens
+from ..exact.multidraft import multi_draft_acceptance_rate
+from ..exact.theory import acceptance_rate, resample_dist
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
 from .core import number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)

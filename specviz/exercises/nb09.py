@@ -14,7 +14,7 @@ TOL_ZH = "判分允许的误差为 1e-6。"
 
 
 def softmax_at(logits, temperature: float) -> np.ndarray:
-    """softmax(logits / temperature), written out here so that the answers do not call specviz.standardize."""
+    """softmax(logits / temperature), written out here so that the answers do not call specviz.exact.standardize."""
     z = np.asarray(logits, dtype=float) / temperature
     e = np.exp(z - z.max())
     return e / e.sum()
@@ -149,14 +149,14 @@ number_exercise(
         {
             "en": "Only x₁ has a shortfall, so every repair outputs x₁; the rejected mass is q(x₂) − p(x₂) + "
             "q(x₃) − p(x₃). The dropped draft costs x₁ its own accept part min(p(x₁), q(x₁)) = 0.1 and gives back "
-            "only 0.1 · p(x₁). Check with specviz.stopping.first_token_dist(p, q, 'drop_low_confidence', 0.2).",
+            "only 0.1 · p(x₁). Check with specviz.exact.stopping.first_token_dist(p, q, 'drop_low_confidence', 0.2).",
             "zh": "只有 x₁ 有缺口，所以每次修复都输出 x₁；被拒绝的质量是 q(x₂) − p(x₂) + q(x₃) − p(x₃)。"
             "丢掉草稿让 x₁ 失去了自己的接受部分 min(p(x₁), q(x₁)) = 0.1，却只换回 0.1 · p(x₁)。"
-            "可以用 specviz.stopping.first_token_dist(p, q, 'drop_low_confidence', 0.2) 核对。",
+            "可以用 specviz.exact.stopping.first_token_dist(p, q, 'drop_low_confidence', 0.2) 核对。",
         },
     ],
     solution=(
-        "from specviz import stopping\n"
+        "from specviz.exact import stopping\n"
         "answer = stopping.first_token_dist((0.5, 0.2, 0.3), (0.1, 0.4, 0.5), 'drop_low_confidence', 0.2)[0]"
     ),
     wrong=[0.5, 0.4, 0.55],  # 0.5: p(x1), the stop-after rule; 0.4: repairs alone; 0.55: the drop counted as kept

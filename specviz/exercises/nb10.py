@@ -5,8 +5,8 @@ from functools import partial
 
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..verifiers import BUGGY_VERIFIERS, ignores_the_draft
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..samplers.verifiers import BUGGY_VERIFIERS, ignores_the_draft
 from .core import number_exercise, verifier_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # target p and draft q of the running example (cat, dog, fish)
@@ -75,7 +75,7 @@ number_exercise(
         "zh": "另一个验证器拒绝后从 |p − q|（归一化后）采样，而不是从 (p − q)⁺ 采样。目标仍是 10.1 的 "
         "p = (0.5, 0.3, 0.2)，换一个新草稿 q = (0.1, 0.6, 0.3)，它输出第二个 token x₂ 的概率是多少？" + TOL_ZH,
     },
-    # exact enumeration over draft, verdict and repair (not specviz.rules): 3/10 + 2/5 · 3/8 = 9/20 = (p + q)/2
+    # exact enumeration over draft, verdict and repair (not specviz.exact.rules): 3/10 + 2/5 · 3/8 = 9/20 = (p + q)/2
     answer=lambda: float(abs_residual_output(P3, Q_ABS)[1]),
     hints=[
         {

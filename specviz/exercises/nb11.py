@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..gamma import expected_tokens
+from ..exact.gamma import expected_tokens
 from .core import number_exercise
 
 ALPHA, GAMMA = 0.75, 4  # a run's measured alpha and its number of drafts per step (exercise 11.1)

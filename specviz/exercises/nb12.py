@@ -1,6 +1,6 @@
 """Exercises of tutorial 12 (scaling: the cost ratio c, the cost of verification, large batches)."""
 
-from ..gamma import best_gamma, cost_model_speedup, speedup
+from ..exact.gamma import best_gamma, cost_model_speedup, speedup
 from .core import number_exercise
 
 C_70B = 4 / 70  # the cost ratio of notebook 12: a 4 B draft for a 70 B target, both memory-bound

@@ -1,9 +1,9 @@
 """Exercises of tutorial 13 (draft trees: tokens per step against the size of the tree)."""
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..gamma import expected_tokens
-from ..theory import acceptance_rate
-from ..tree import tree_expected_tokens
+from ..exact.gamma import expected_tokens
+from ..exact.theory import acceptance_rate
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..samplers.tree import tree_expected_tokens
 from .core import number_exercise
 
 P, Q = TUTORIAL_P, TUTORIAL_Q  # the running example (cat, dog, fish)

@@ -1,6 +1,6 @@
 """Exercises of tutorial 14 (real runs and serving): the payoff of a draft and vLLM's counters, by formula."""
 
-from ..gamma import best_gamma, expected_tokens, speedup
+from ..exact.gamma import best_gamma, expected_tokens, speedup
 from .core import number_exercise
 
 ALPHA, GAMMA = 0.75, 4  # a run's measured alpha and its number of drafts per step

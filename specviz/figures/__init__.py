@@ -1,7 +1,7 @@
 """Plotly figure builders: data in, `plotly.graph_objects.Figure` out (no widgets here).
 
 One module per view, each importing only `style` and the core (never the widgets):
-`style` (the base layout and the helpers the builders share, over `specviz.palette`'s colours),
+`style` (the base layout and the helpers the builders share, over `specviz.foundation.palette`'s colours),
 `money` (the money diagram and the joint table), `sampling` (importance and rejection
 sampling, a(x)), `empirical` (samples against the exact p), `pitfalls` (verification
 rules and lossy relaxations), `standardization` (mismatched sampling settings),
@@ -13,7 +13,7 @@ they share), `per_position`, `accepted_hist`, `throughput`, `gamma_sweep`, `gamm
 `payoff`, `position_money` (one generated token's p and q), `real_tree` (one verify step's draft
 tree, and R where its walk stopped), `acceptance_panels` (the two
 acceptance panels side by side, for a vLLM server) and `live_panels` (all of them in the
-live view's one figure). All text comes from the message catalogue (`specviz.messages`) in
+live view's one figure). All text comes from the message catalogue (`specviz.foundation.messages`) in
 the current language.
 
 `specviz.figures` itself exports figure builders only (`__all__`; tests/test_palette.py checks
@@ -21,7 +21,7 @@ the rule). A builder makes a new `plotly.graph_objects.Figure` from data: a publ
 annotated `-> go.Figure` whose first parameter is not a figure. With them go their patches: a
 `*_patch` / `*_patches` function returns the dict that changes a builder's figure in place, and
 an `apply_*` function applies one (`apply_patch` any of them). Everything else stays in its
-module: the colours in `specviz.palette` (re-exported by `style`), the layout and trace helpers
+module: the colours in `specviz.foundation.palette` (re-exported by `style`), the layout and trace helpers
 in `style` (`trace_by_meta`, `float_pair`, `vocab_names`, ...), constants such as
 `empirical.DEFAULT_NS`, export in `export` and `static`, the run helpers in `run_data`.
 
@@ -30,7 +30,7 @@ shows with the core's exact functions, and tags each trace with `meta` (a stable
 that survives `FigureWidget`, whose `uid`s change), so tests and the widgets can find
 traces by name: ``style.trace_by_meta(fig, "overlap")``.
 
-One colour language everywhere (`specviz.palette.PALETTE`, Okabe & Ito's colour-blind-safe set): blue =
+One colour language everywhere (`specviz.foundation.palette.PALETTE`, Okabe & Ito's colour-blind-safe set): blue =
 min(p, q), the overlap that is accepted; bluish green (dotted) = (p - q)+, the residual
 that rejection resamples; vermillion outline = the target p; grey = the draft q; orange
 (hatched) = the draft mass that gets rejected. Patterns (`palette.PATTERNS`) and the marks

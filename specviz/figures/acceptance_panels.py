@@ -18,7 +18,7 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .accepted_hist import accepted_hist_figure, accepted_hist_patch
 from .per_position import per_position_figure, per_position_patch
 from .style import style_axes

@@ -13,11 +13,11 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..checks import integer
-from ..coupling import coupling_acceptance, independent_coupling, maximal_coupling, random_coupling
-from ..i18n import t
-from ..sampling import make_rng
-from ..theory import acceptance_rate
+from ..exact.theory import acceptance_rate
+from ..foundation.checks import integer
+from ..foundation.i18n import t
+from ..samplers.coupling import coupling_acceptance, independent_coupling, maximal_coupling, random_coupling
+from ..samplers.sampling import make_rng
 from .style import INK, PALETTE, base_layout, float_pair, trace_by_meta  # noqa: F401 - trace_by_meta: the doctest
 
 __all__ = ["coupling_acceptances", "coupling_figure"]

@@ -1,11 +1,11 @@
-"""The figure of `specviz.tree`'s draft trees, level by level: each drafted token, its exact odds, the accepted path.
+"""The figure of `specviz.samplers.tree`'s draft trees, level by level: each drafted token, its exact odds, the accepted path.
 
-Data in (a `specviz.tree.DraftTree`), go.Figure out. Levels run left to right like text; the
+Data in (a `specviz.samplers.tree.DraftTree`), go.Figure out. Levels run left to right like text; the
 root is the prefix, the last column the token that ends the step (resampled or bonus).
 Every node's label carries its outcome as text (✓ accepted, ✗ rejected, no mark: not
 tested) as well as a marker shape, so nothing depends on colour alone.
 
->>> from specviz.tree import draft_tree
+>>> from specviz.samplers.tree import draft_tree
 >>> from specviz.figures.style import trace_by_meta
 >>> tree = draft_tree([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], n_drafts=2, depth=2, seed=0)
 >>> fig = draft_tree_figure(tree)
@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
-from ..multidraft import multi_draft_acceptance_rate
-from ..tree import DraftTree, tree_expected_tokens
+from ..exact.multidraft import multi_draft_acceptance_rate
+from ..foundation.i18n import t
+from ..samplers.tree import DraftTree, tree_expected_tokens
 from .style import INK, PALETTE, base_layout, vocab_names
 
 STATUS_STYLE = {  # status -> (trace meta, marker symbol, colour, text mark)

@@ -15,11 +15,11 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
-from ..rules import get_rule, rule_joint
-from ..sampling import spec_sample
-from ..theory import overlap
-from ..validate import as_dist
+from ..exact.rules import get_rule, rule_joint
+from ..exact.theory import overlap
+from ..foundation.i18n import t
+from ..foundation.validate import as_dist
+from ..samplers.sampling import spec_sample
 from .style import (
     LOSSLESS_SERIES,
     LOSSY_SERIES,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .style import PALETTE, exact_tick, patched_layout, rgba
 
 

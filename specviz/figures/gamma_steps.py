@@ -11,8 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..gamma import accepted_length_dist, expected_tokens, speedup
-from ..i18n import t
+from ..exact.gamma import accepted_length_dist, expected_tokens, speedup
+from ..foundation.i18n import t
 from .style import PALETTE, base_layout, exact_tick
 
 DEFAULT_ALPHAS = (0.5, 0.7, 0.8, 0.9)

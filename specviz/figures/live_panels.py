@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
-from ..i18n import t
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.i18n import t
 from .accepted_hist import accepted_hist_figure, accepted_hist_patch
 from .gamma_per_step import gamma_steps_figure, gamma_steps_patch
 from .gamma_sweep import gamma_sweep_figure, gamma_sweep_patch

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
-from ..palette import STATUS_BG
-from ..rules import get_rule, rule_joint
-from ..theory import acceptance_rate, overlap, rejection_mass, resample_dist, residual, tv_distance
+from ..exact.rules import get_rule, rule_joint
+from ..exact.theory import acceptance_rate, overlap, rejection_mass, resample_dist, residual, tv_distance
+from ..foundation.i18n import t
+from ..foundation.palette import STATUS_BG
 from .style import INK, base_layout, float_pair, mass_labels, mass_marker, p_outline, q_fill, vocab_names, y_top
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import t
-from ..multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
+from ..exact.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
+from ..foundation.i18n import t
 from .style import PALETTE, base_layout, float_pair, p_outline, vocab_names
 
 

@@ -1,9 +1,9 @@
 """Lossless only up to the hardware: the exact lossless output computed in fp64, fp32, fp16 and bf16.
 
-Building a numerics figure imports torch (through `specviz.numerics`); importing this module does not.
+Building a numerics figure imports torch (through `specviz.exact.numerics`); importing this module does not.
 
 >>> from specviz.figures.style import trace_metas
->>> from specviz import numerics
+>>> from specviz.exact import numerics
 >>> fig = numerics_figure(*numerics.example_logits(V=8), dtypes=("float64", "float32"))
 >>> trace_metas(fig)
 ['p_tv', 'verify_tv', 'out_tv', 'abs_err:float64', 'abs_err:float32']
@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .style import PALETTE, base_layout
 
 
@@ -33,9 +33,9 @@ def numerics_figure(
     TV(output, p in dtype) ("verify_tv"), log scale (exact zeros are not drawn).
     Right: |output(x) − p(x)| per token, tokens sorted by p, one trace per dtype
     ("abs_err:<dtype>"). No sampling: everything is exact arithmetic in that dtype.
-    Pass `report` (from `specviz.numerics.precision_report`) to reuse a computed one.
+    Pass `report` (from `specviz.exact.numerics.precision_report`) to reuse a computed one.
     """
-    from .. import numerics  # torch is imported only when a numerics figure is built
+    from ..exact import numerics  # torch is imported only when a numerics figure is built
 
     if report is None:
         if target_logits is None or draft_logits is None:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .run_data import nan_list, stat_of
 from .style import PALETTE, exact_tick, patched_layout
 

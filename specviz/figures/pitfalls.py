@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import CATALOGUE, t
-from ..rules import compare_rules, get_rule, rule_joint
+from ..exact.rules import compare_rules, get_rule, rule_joint
+from ..foundation.i18n import CATALOGUE, t
 from .style import (
     LOSSLESS_SERIES,
     LOSSY_SERIES,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .money import money_diagram, money_diagram_patch
 from .run_data import OTHER, host_array, other_label
 from .style import PALETTE, base_layout, rgba, y_top

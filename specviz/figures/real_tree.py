@@ -33,8 +33,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import check_language, t
-from ..palette import FATE_COLORS
+from ..foundation.i18n import check_language, t
+from ..foundation.palette import FATE_COLORS
 from .style import INK, PALETTE, base_layout, mass_marker, p_outline, q_fill, rgba, y_top
 
 FATE_STYLE = {  # fate -> (trace meta, marker symbol, colour, text mark, message): the toy tree's (`draft_tree`)

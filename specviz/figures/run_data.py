@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..i18n import t
+from ..foundation.i18n import t
 
 OTHER = "other"
 """The English name of the bucket of every token not shown (`other_label()` is the current language's)."""

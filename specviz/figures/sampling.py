@@ -16,9 +16,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import t
-from ..sampling import importance_estimate
-from ..theory import acceptance_prob, envelope_constant, importance_bias_mass, importance_weights, rejection_acceptance
+from ..exact.theory import (
+    acceptance_prob,
+    envelope_constant,
+    importance_bias_mass,
+    importance_weights,
+    rejection_acceptance,
+)
+from ..foundation.i18n import t
+from ..samplers.sampling import importance_estimate
 from .style import PALETTE, bar_labels, base_layout, float_pair, p_outline, rgba, vocab_names, y_top
 
 

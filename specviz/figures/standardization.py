@@ -1,4 +1,4 @@
-"""The figure of `specviz.standardize`'s pitfall: sampling settings applied differently to the ratio and the samples.
+"""The figure of `specviz.exact.standardize`'s pitfall: sampling settings applied differently to the ratio and the samples.
 
 >>> from specviz.figures.style import trace_by_meta
 >>> from specviz import Sampling
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..i18n import t
-from ..standardize import Sampling, mismatch_output_dist, standardize
+from ..exact.standardize import Sampling, mismatch_output_dist, standardize
+from ..foundation.i18n import t
 from .style import PALETTE, base_layout, p_outline, q_fill, rgba, vocab_names
 
 

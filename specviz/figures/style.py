@@ -1,6 +1,6 @@
 """The look every specviz figure shares: the base layout, bar markers, and the helpers the builders share.
 
-The colours themselves live in `specviz.palette` (plotly-free); this module re-exports them
+The colours themselves live in `specviz.foundation.palette` (plotly-free); this module re-exports them
 (PALETTE, PATTERNS, MASS_MARKS, rgba, ...) and turns them into plotly markers and layouts.
 
 Builders take (p, q) through `float_pair`, token names through `vocab_names`, style a
@@ -25,8 +25,8 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..examples import TUTORIAL_VOCAB  # the tutorial's token names (one home)
-from ..palette import (  # the colour language lives in specviz.palette; re-exported for the builders
+from ..foundation.examples import TUTORIAL_VOCAB  # the tutorial's token names (one home)
+from ..foundation.palette import (  # the colour language lives in specviz.foundation.palette; re-exported for the builders
     COLORWAY,
     INK,
     LOSSLESS_SERIES,
@@ -42,7 +42,7 @@ from ..palette import (  # the colour language lives in specviz.palette; re-expo
     rgba,
     text_colour,
 )
-from ..validate import as_pair
+from ..foundation.validate import as_pair
 
 
 def mass_marker(role: str, pattern: bool = True, **extra) -> dict:
@@ -79,7 +79,7 @@ def vocab_names(vocab: Iterable | None, V: int) -> list[str]:
 
 
 def float_pair(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """p (target) and q (draft) validated by the core (`specviz.validate.as_pair`), as float64 arrays."""
+    """p (target) and q (draft) validated by the core (`specviz.foundation.validate.as_pair`), as float64 arrays."""
     p, q = as_pair(p, q)
     return p.astype(np.float64), q.astype(np.float64)
 
@@ -181,7 +181,7 @@ def apply_patch(fig, patch: dict) -> None:
 
 
 __all__ = [
-    # the colour language, from specviz.palette
+    # the colour language, from specviz.foundation.palette
     "COLORWAY",
     "INK",
     "LOSSLESS_SERIES",
@@ -196,7 +196,7 @@ __all__ = [
     "relative_luminance",
     "rgba",
     "text_colour",
-    # the tutorial's token names, from specviz.examples
+    # the tutorial's token names, from specviz.foundation.examples
     "TUTORIAL_VOCAB",
     # plotly markers, layout and traces
     "apply_patch",

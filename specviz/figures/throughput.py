@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .style import PALETTE, exact_tick, patched_layout
 
 THROUGHPUT_BARS = ("speculative", "autoregressive")

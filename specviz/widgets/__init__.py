@@ -30,7 +30,7 @@ use: importing this package imports no torch.
 
 from importlib import import_module
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
 from ..lm import LM_EXTRA, NEEDS_TORCH
 from .base import ERROR_STYLE, INFO_STYLE, App, error_html, safe_callback, verdict_html
 from .dashboard import DASHBOARD_TABS, DashboardApp, dashboard_app

@@ -20,8 +20,8 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..i18n import language
-from ..palette import PALETTE
+from ..foundation.i18n import language
+from ..foundation.palette import PALETTE
 
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 """specviz language code -> the BCP 47 tag written in the page's `lang` attributes."""

@@ -8,8 +8,8 @@ import re
 
 import ipywidgets as W
 
-from ..i18n import t
-from ..palette import STATUS, STATUS_BG, pass_fail
+from ..foundation.i18n import t
+from ..foundation.palette import STATUS, STATUS_BG, pass_fail
 from .a11y import a11y_helper
 from .fastload import defer_rfc3987_syntax
 from .snapshot import snapshot_html, snapshots_enabled

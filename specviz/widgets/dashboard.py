@@ -1,6 +1,6 @@
 """The dashboard: every app in one `ipywidgets.Tab`, each tab built the first time it is shown.
 
-Its text comes from the message catalogue (`specviz.i18n`); the language toggle on top
+Its text comes from the message catalogue (`specviz.foundation.i18n`); the language toggle on top
 ("English | 中文") switches the language and rebuilds the tabs in it:
 
 >>> d = dashboard_app(lang="zh")
@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import ipywidgets as W
 
-from ..i18n import CATALOGUE, LANGUAGES, check_language, language, set_language, t
+from ..foundation.i18n import CATALOGUE, LANGUAGES, check_language, language, set_language, t
 from .a11y import HTML_LANG, a11y_helper
 from .base import error_html
 from .fastload import defer_rfc3987_syntax

@@ -1,17 +1,17 @@
-"""The draft-tree app (`specviz.tree`, drawn by figures.draft_tree): k drafts per node, one verification, exact odds."""
+"""The draft-tree app (`specviz.samplers.tree`, drawn by figures.draft_tree): k drafts per node, one verification, exact odds."""
 
 from __future__ import annotations
 
 import ipywidgets as W
 
-from ..checks import integer
-from ..examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from ..exact.multidraft import multi_draft_acceptance_rate
 from ..figures.draft_tree import draft_tree_figure
+from ..foundation.checks import integer
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from ..foundation.i18n import t
+from ..foundation.validate import as_pair
 from ..htmlkit import html_table
-from ..i18n import t
-from ..multidraft import multi_draft_acceptance_rate
-from ..tree import draft_tree, tree_expected_tokens, tree_size
-from ..validate import as_pair
+from ..samplers.tree import draft_tree, tree_expected_tokens, tree_size
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 from .multidraft import MULTIDRAFT_P, MULTIDRAFT_Q

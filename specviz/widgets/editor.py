@@ -8,15 +8,15 @@ from collections.abc import Callable
 import ipywidgets as W
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
 from ..figures.style import (
     default_vocab,
     text_colour,  # text in a palette colour, at WCAG AA contrast
     vocab_names,
 )
-from ..i18n import t
-from ..palette import PALETTE
-from ..validate import as_pair
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.i18n import t
+from ..foundation.palette import PALETTE
+from ..foundation.validate import as_pair
 from .base import error_html, safe_callback
 from .editor_controls import mode_toggle, preset_buttons, probability_slider, vocab_slider, weights_text
 from .presets import preset_weights

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from ..i18n import t
+from ..foundation.i18n import t
 from .base import App
 from .editor import DistributionEditor
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..i18n import CATALOGUE, t
-from ..palette import PALETTE
+from ..foundation.i18n import CATALOGUE, t
+from ..foundation.palette import PALETTE
 from .presets import PRESETS
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
+from ..exact.gamma import best_gamma, expected_tokens, simulate_accepted_lengths, speedup
 from ..figures import gamma_figure
-from ..gamma import best_gamma, expected_tokens, simulate_accepted_lengths, speedup
+from ..foundation.i18n import t
 from ..htmlkit import html_table
-from ..i18n import t
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 

@@ -8,13 +8,13 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..exact.theory import acceptance_rate, rejection_mass, resample_dist, tv_distance
 from ..figures import apply_patch, money_diagram, money_diagram_patch
 from ..figures.money import MONEY_STEPS
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.i18n import t
+from ..foundation.validate import as_pair, normalize
 from ..htmlkit import html_table
-from ..i18n import t
-from ..theory import acceptance_rate, rejection_mass, resample_dist, tv_distance
-from ..validate import as_pair, normalize
 from .base import safe_callback
 from .editor import DistributionEditor
 from .editor_app import EditorApp

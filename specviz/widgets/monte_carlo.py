@@ -5,13 +5,13 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from ..audit import audit
-from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..exact.rules import RULES, get_rule
 from ..figures import monte_carlo_figure
-from ..i18n import t
-from ..rules import RULES, get_rule
-from ..sampling import SpecSample, spec_sample
-from ..validate import as_pair
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.i18n import t
+from ..foundation.validate import as_pair
+from ..samplers.audit import audit
+from ..samplers.sampling import SpecSample, spec_sample
 from .base import safe_callback, verdict_html
 from .editor import DistributionEditor
 from .editor_app import EditorApp

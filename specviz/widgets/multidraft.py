@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
+from ..exact.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
 from ..figures import multidraft_figure
+from ..foundation.i18n import t
+from ..foundation.validate import as_pair
 from ..htmlkit import html_table
-from ..i18n import t
-from ..multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
-from ..validate import as_pair
 from .base import safe_callback
 from .editor import DistributionEditor
 from .editor_app import EditorApp

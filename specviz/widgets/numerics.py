@@ -5,8 +5,8 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..figures import numerics_figure
+from ..foundation.i18n import t
 from ..htmlkit import html_table
-from ..i18n import t
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 
@@ -15,9 +15,9 @@ VOCAB_CHOICES = (16, 64, 256, 1024, 4096)
 
 
 def _core_numerics():
-    """`specviz.numerics`, imported on first use: it needs torch (the [lm] extra)."""
+    """`specviz.exact.numerics`, imported on first use: it needs torch (the [lm] extra)."""
     try:
-        from .. import numerics
+        from ..exact import numerics
     except ImportError as e:
         raise ImportError(f"the numerics app needs torch, in the [lm] extra: pip install 'specviz[lm]' ({e})") from e
     return numerics

@@ -7,14 +7,14 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from ..audit import audit
-from ..examples import TUTORIAL_P, TUTORIAL_Q
+from ..exact.rules import RULES, get_rule, rule_joint
 from ..figures import rule_figure
 from ..figures.pitfalls import rule_description
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q
+from ..foundation.i18n import t
+from ..foundation.validate import as_pair
 from ..htmlkit import html_table
-from ..i18n import t
-from ..rules import RULES, get_rule, rule_joint
-from ..validate import as_pair
+from ..samplers.audit import audit
 from .base import safe_callback, verdict_html
 from .editor import DistributionEditor
 from .editor_app import EditorApp

@@ -28,9 +28,9 @@ from fractions import Fraction
 
 import ipywidgets as W
 
-from ..checks import brief
-from ..i18n import check_language, language, t
-from ..palette import STATUS
+from ..foundation.checks import brief
+from ..foundation.i18n import check_language, language, t
+from ..foundation.palette import STATUS
 from .base import App, safe_callback
 
 MAX_GUESS_CHARS = 100

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from .weights import snap
 
 PRESETS = {

@@ -13,7 +13,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from ..figures.static import figure_png, png_data_uri
-from ..i18n import t
+from ..foundation.i18n import t
 
 _enabled = False
 

@@ -1,15 +1,15 @@
-"""The standardisation app (`specviz.standardize`): the ratio and the repair use the q the draft was sampled from."""
+"""The standardisation app (`specviz.exact.standardize`): the ratio and the repair use the q the draft was sampled from."""
 
 from __future__ import annotations
 
 import ipywidgets as W
 import numpy as np
 
+from ..exact.standardize import Sampling, mismatch_output_dist
 from ..figures import standardization_figure
 from ..figures.style import vocab_names
-from ..i18n import t
-from ..palette import pass_fail
-from ..standardize import Sampling, mismatch_output_dist
+from ..foundation.i18n import t
+from ..foundation.palette import pass_fail
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 

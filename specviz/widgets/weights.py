@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..i18n import t
-from ..validate import normalize
+from ..foundation.i18n import t
+from ..foundation.validate import normalize
 
 
 def snap(weights, units: int = 100) -> np.ndarray:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..gamma.chooser import Summary
 
 if TYPE_CHECKING:
-    from ...standardize import Sampling
+    from ...exact.standardize import Sampling
 
 __all__ = ["ONE_HOT", "Draft", "Proposal", "Summary", "chain_parents"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...checks import MAX_TREE_NODES
+from ...foundation.checks import MAX_TREE_NODES
 
 __all__ = ["LookupTrie", "until_end"]
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ...torch_sampling import categorical_torch
+from ...samplers.torch_sampling import categorical_torch
 from ..engine.logits import probs_on_device
 from .base import Draft, Proposal, chain_parents
 
 if TYPE_CHECKING:
-    from ...standardize import Sampling
+    from ...exact.standardize import Sampling
     from ..engine.models import Session
 
 __all__ = ["ModelDraft", "draft_chain", "draft_tree"]

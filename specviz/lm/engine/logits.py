@@ -1,6 +1,6 @@
 """From a model's logits to the distributions the engine samples, on the models' device; broken logits caught.
 
-`process_probs` applies temperature, top-k and top-p as `specviz.standardize` does (its checked
+`process_probs` applies temperature, top-k and top-p as `specviz.exact.standardize` does (its checked
 entry point); `probs_on_device` is the same without checks or host reads, for the hot loop.
 `bad_rows` flags rows of logits that hold NaN or +inf (or nothing but -inf), and the decoders stop
 with a `NonFiniteLogitsError` naming the model and the generated token instead of sampling from them.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ...standardize import Sampling
+from ...exact.standardize import Sampling
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +44,7 @@ __all__ = [
 def process_probs(rows: torch.Tensor, s: Sampling, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """(k, V) or (V,) logits -> (k, V) probabilities after temperature, top-k, top-p, on the rows' device.
 
-    Same semantics as `specviz.standardize`: temperature 0 is a one-hot argmax. The logits
+    Same semantics as `specviz.exact.standardize`: temperature 0 is a one-hot argmax. The logits
     are shifted by their maximum before dividing, so a tiny temperature (1e-310) tends to
     the argmax instead of overflowing into NaN.
 
@@ -52,7 +52,7 @@ def process_probs(rows: torch.Tensor, s: Sampling, dtype: torch.dtype = torch.fl
     [[0.0, 0.0, 1.0]]
     """
     if not isinstance(s, Sampling):
-        raise TypeError(f"s must be a specviz.standardize.Sampling, got {type(s).__name__}")
+        raise TypeError(f"s must be a specviz.exact.standardize.Sampling, got {type(s).__name__}")
     if not isinstance(rows, torch.Tensor):  # lists and numpy arrays are converted; checks below need no sync
         if rows is None or isinstance(rows, (str, bytes)):
             raise TypeError(f"rows (logits) must be a tensor or an array of numbers, got {rows!r}")

@@ -8,7 +8,7 @@ all γ pass a bonus token comes from the target's next distribution. Both caches
 then cropped back to the accepted prefix.
 
 Everything between two verify steps stays on the models' device: logits, the draft's
-samples, the acceptance test and the resampling (`specviz.torch_sampling`, with the
+samples, the acceptance test and the resampling (`specviz.samplers.torch_sampling`, with the
 distributions from `specviz.lm.engine.logits`). The host learns the outcome once per verify step,
 in a single transfer of the drafts, the accepted count, the extra token and the numbers the
 step record keeps; `specviz.lm.engine.readout` makes the step's `StepRecord` from that read.
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ...torch_sampling import categorical_torch, residual_rows, verify_chain_torch
+from ...samplers.torch_sampling import categorical_torch, residual_rows, verify_chain_torch
 from ..drafts import ONE_HOT, draft_for
 from ..gamma.adaptive import as_chooser, recall, remember
 from ..trees.shape import tree_plan
@@ -71,7 +71,7 @@ from .tree_step import TreeSteps
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ...standardize import Sampling
+    from ...exact.standardize import Sampling
     from ..drafts import Draft, Proposal
     from ..gamma.chooser import GammaChooser
     from .models import LanguageModel, Session

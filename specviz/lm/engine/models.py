@@ -24,8 +24,8 @@ import inspect
 import numpy as np
 import torch
 
-from ...checks import integer, real
-from ...sampling import make_rng
+from ...foundation.checks import integer, real
+from ...samplers.sampling import make_rng
 from ..trees.attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 from .features import reading, toy_features
 

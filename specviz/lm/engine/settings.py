@@ -5,7 +5,7 @@ It holds what a run is asked to do (how many tokens, γ, the sampling, the seed,
 stop, a draft tree's shape); the models, the prompt and the step callback are the call's own arguments.
 Every field is checked when the object is built, with the field named in the error, so a bad value never
 reaches the engine, and nothing downstream reads it again: γ is read here, once per run, by
-`specviz.checks.gamma_setting` (the one γ parser) and a tree's shape by `specviz.checks.tree_setting`.
+`specviz.foundation.checks.gamma_setting` (the one γ parser) and a tree's shape by `specviz.foundation.checks.tree_setting`.
 `replace` checks only the fields it changes. The defaults live here too (`DEFAULT_GAMMA`, `DEFAULT_TREE`,
 `DEFAULT_MAX_NEW_TOKENS`, `MAX_NEW_TOKENS`): the CLI and the live view read them, not copies.
 
@@ -39,8 +39,8 @@ import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...checks import AUTO, flag, gamma_setting, integer, tree_setting
-from ...standardize import Sampling
+from ...exact.standardize import Sampling
+from ...foundation.checks import AUTO, flag, gamma_setting, integer, tree_setting
 from ..gamma.chooser import GammaChooser
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from .readout import read_once, step_record, top_tokens
 from .results import TreeStep
 
 if TYPE_CHECKING:
-    from ...standardize import Sampling
+    from ...exact.standardize import Sampling
     from ..drafts import Draft, Proposal
     from .models import Session
 

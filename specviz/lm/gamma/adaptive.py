@@ -73,7 +73,7 @@ stops after it: a stopping time, so lossless. A deterministic draft (prompt look
 nothing random to peek at: its proposal is a function of h, so any rule over it is a
 function of h. `specviz.lm.gamma.peeking` plants both peeking choosers in the engine and the
 exact-distribution check in `tests/test_lm_adaptive_peeking.py` catches them, while the
-stopping rule passes; `specviz.stopping` computes all of them exactly, and notebook 09 shows it.
+stopping rule passes; `specviz.exact.stopping` computes all of them exactly, and notebook 09 shows it.
 
 >>> auto = AutoGamma(max_gamma=8)
 >>> auto.choose(room=10)                       # a model draft, nothing measured: plain steps first
@@ -92,7 +92,7 @@ import bisect
 import weakref
 from dataclasses import dataclass, field
 
-from ...checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
+from ...foundation.checks import AUTO, MAX_GAMMA, flag, gamma_setting, real
 from .chooser import FixedGamma, GammaChooser, check_chooser, chooser_name, seconds, setting, summary_of, whole
 
 __all__ = ["AutoGamma", "FixedGamma", "GammaChooser", "as_chooser", "forget", "recall", "remember"]

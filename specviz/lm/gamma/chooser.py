@@ -4,8 +4,8 @@ The engine asks a chooser for each step's number of drafts before drafting (`cho
 it what the step did afterwards (`observe`); `specviz.lm.gamma.adaptive` holds `gamma="auto"` and the
 argument why any such choice stays lossless. `check_chooser` is what the engine checks of a
 chooser it is given; `whole`, `seconds` and `setting` check a chooser's arguments and settings,
-naming each and its range. A γ itself is read by `specviz.checks.gamma_setting` and bounded by
-`specviz.checks.MAX_GAMMA`, the one parser and the one bound.
+naming each and its range. A γ itself is read by `specviz.foundation.checks.gamma_setting` and bounded by
+`specviz.foundation.checks.MAX_GAMMA`, the one parser and the one bound.
 
 >>> FixedGamma(4).choose(10), FixedGamma(4).choose(10, Summary(proposes=1, match=3))
 (4, 1)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...checks import MAX_GAMMA, brief, gamma_setting, integer, real
+from ...foundation.checks import MAX_GAMMA, brief, gamma_setting, integer, real
 
 __all__ = [
     "FixedGamma",

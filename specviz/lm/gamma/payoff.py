@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...checks import integer, real
-from ...gamma import best_gamma, speedup
-from ...i18n import t
+from ...exact.gamma import best_gamma, speedup
+from ...foundation.checks import integer, real
+from ...foundation.i18n import t
 
 DEFAULT_COSTS = (0.05, 0.25, 0.5)
 """Draft costs c compared by default: a cheap draft, a moderate one, a GPU-overhead-bound tiny one."""

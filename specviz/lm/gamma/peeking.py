@@ -3,7 +3,7 @@
 Whether draft x_j is verified must be decided before x_j is drawn (a stopping time; the proof
 is in `specviz.lm.gamma.adaptive`). A `GammaChooser` cannot break this, because the engine asks it
 before drafting. These engines break it on purpose: each drafts γ tokens as usual, then cuts
-the list at the first draft its rule objects to. `specviz.stopping` gives the exact laws on a
+the list at the first draft its rule objects to. `specviz.exact.stopping` gives the exact laws on a
 context-free pair; `tests/test_lm_adaptive_peeking.py` catches the two lossy ones.
 
 * `DropUnlikelyDrafts(t)`: leaves out x_j and everything after it when p(x_j)/q(x_j) < t,

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...i18n import check_language, language
+from ...foundation.i18n import check_language, language
 
 BUNDLED = Path(__file__).resolve().parent.parent / "bundled"  # the same folder as specviz.lm.load.loading.BUNDLED_DIR
 CARD = "MODEL_CARD.md"

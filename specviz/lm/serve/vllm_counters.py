@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...gamma import accepted_length_dist, expected_tokens
+from ...exact.gamma import accepted_length_dist, expected_tokens
 
 if TYPE_CHECKING:
     from ..stats.stats import SpecStats

@@ -16,8 +16,12 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from ...i18n import t
-from ...palette import FATE_COLORS, INK, rgba  # the fate colours are palette entries (specviz.palette)
+from ...foundation.i18n import t
+from ...foundation.palette import (  # the fate colours are palette entries (specviz.foundation.palette)
+    FATE_COLORS,
+    INK,
+    rgba,
+)
 
 FATES = ("accepted", "resampled", "bonus", "target")
 FATE_KEYS = {
@@ -26,7 +30,7 @@ FATE_KEYS = {
     "bonus": "live.fate_bonus",
     "target": "live.fate_target",
 }
-"""The message (specviz.messages) naming each token fate."""
+"""The message (specviz.foundation.messages) naming each token fate."""
 
 
 class _FateLabels(Mapping):

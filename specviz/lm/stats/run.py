@@ -63,7 +63,7 @@ def compare(
     is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
     per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats.stats`).
     """
-    from ...checks import integer
+    from ...foundation.checks import integer
     from ..engine.loop import autoregressive_generate, speculative_generate
     from .stats import spec_stats
 

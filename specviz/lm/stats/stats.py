@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
+from ...exact.gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -40,7 +40,7 @@ up to 1.5 g deep (a fixed γ caps it), whichever it expects to emit more tokens 
 
 **Why it stays lossless.** A step's shape is fixed before any of its drafts is drawn, from counts and
 clocks of finished steps (exploring by the step count); given the history each step emits tokens
-distributed as p (the multi-draft rule, `specviz.tree`): `specviz.lm.gamma.adaptive`'s argument, with the
+distributed as p (the multi-draft rule, `specviz.samplers.tree`): `specviz.lm.gamma.adaptive`'s argument, with the
 shape in place of γ.
 
 >>> from specviz.lm.gamma.chooser import FixedGamma
@@ -67,7 +67,7 @@ import statistics
 from collections import deque
 from typing import TYPE_CHECKING
 
-from ...checks import AUTO, MAX_TREE_NODES, MAX_TREE_WIDTH, gamma_setting
+from ...foundation.checks import AUTO, MAX_TREE_NODES, MAX_TREE_WIDTH, gamma_setting
 from ..gamma.chooser import GammaChooser, seconds, setting, summary_of, whole
 
 if TYPE_CHECKING:

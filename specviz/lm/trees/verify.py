@@ -1,13 +1,13 @@
 """A draft tree verified on the device with SpecInfer's multi-draft rule, with no host synchronisation.
 
-The tree analogue of `specviz.torch_sampling.verify_chain_torch`, and the device version of the
-toy's walk in `specviz.tree`. The N drafted nodes come in an order where every parent comes
+The tree analogue of `specviz.samplers.torch_sampling.verify_chain_torch`, and the device version of the
+toy's walk in `specviz.samplers.tree`. The N drafted nodes come in an order where every parent comes
 before its children (breadth-first by depth); node i holds `tokens[i]` and hangs under
 `parents[i]` (-1: the root). Row 0 of P and Q belongs to the root, row 1 + i to node i.
 
 The walk: cur = root, R := P[cur]. Each child c of cur, in index order, is accepted with
 probability min(1, R(x_c)/q(x_c)), q = Q[cur]; after a rejection R := (R - q)+ / Z (R is kept
-where Z = 0, as `specviz.theory.resample_dist` keeps p). The first accepted child becomes cur,
+where Z = 0, as `specviz.exact.theory.resample_dist` keeps p). The first accepted child becomes cur,
 R := P[cur], and the walk goes on. When every child of cur is rejected the final token is drawn
 from R; when cur has no children it is drawn from P[cur] (the bonus). Greedy (T = 0): follow the
 first child equal to argmax P[cur], and end with argmax P[cur] at the stop.
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ...checks import MAX_TREE_NODES, integer
-from ...torch_sampling import categorical_torch, residual_rows
+from ...foundation.checks import MAX_TREE_NODES, integer
+from ...samplers.torch_sampling import categorical_torch, residual_rows
 
 
 @dataclass(frozen=True)

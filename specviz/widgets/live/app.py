@@ -45,8 +45,8 @@ import html
 
 import ipywidgets as W
 
-from ...checks import AUTO, flag, integer, real
-from ...i18n import t
+from ...foundation.checks import AUTO, flag, integer, real
+from ...foundation.i18n import t
 from ...lm.engine.settings import DEFAULT_GAMMA, DEFAULT_MAX_NEW_TOKENS, DEFAULT_TREE
 from ..base import App
 from .controls import LABEL_STYLE, LiveControls

@@ -20,14 +20,14 @@ import html
 import numpy as np
 import torch
 
+from ...exact.standardize import Sampling
 from ...figures import position_money_diagram, position_money_patch, target_only_figure
 from ...figures.position_money import distinct_labels, token_label, top_union, with_other
 from ...figures.run_data import host_array, other_label
-from ...i18n import t
+from ...foundation.i18n import t
+from ...foundation.palette import text_colour
 from ...lm.engine.logits import process_logits
 from ...lm.stats.fates import FATE_COLORS, FATE_LABELS
-from ...palette import text_colour
-from ...standardize import Sampling
 
 
 def host_logits(logits) -> torch.Tensor:

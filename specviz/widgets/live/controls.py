@@ -22,8 +22,8 @@ import html
 
 import ipywidgets as W
 
-from ...checks import flag
-from ...i18n import t
+from ...foundation.checks import flag
+from ...foundation.i18n import t
 from ...lm.engine.settings import GenerationSettings
 from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
 from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room

@@ -22,8 +22,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ...checks import AUTO
-from ...i18n import t
+from ...foundation.checks import AUTO
+from ...foundation.i18n import t
 from ...lm.engine.results import GenerationResult
 from ...lm.engine.settings import GenerationSettings
 from ...lm.stats.fates import PieceDecoder

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from ...i18n import t
+from ...foundation.i18n import t
 from ...lm.load.loading import load_pair
 from .models import check_fetched, formatted_prompt_html
 from .pair_info import check_device

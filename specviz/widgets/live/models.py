@@ -20,13 +20,13 @@ import html
 
 import ipywidgets as W
 
-from ...i18n import t
+from ...foundation.i18n import t
+from ...foundation.palette import INK
 from ...lm.drafts import BUILT
 from ...lm.load import catalog
 from ...lm.load.loading import PROMPT_LOOKUP
 from ...lm.stats.fates import DIM_STYLE
 from ...lm.stats.prompts import LOOKUP_TASK, SHAKESPEARE_PROMPT, TASK_PROMPTS
-from ...palette import INK
 
 BUNDLED_PAIR = ("bundled", "bundled")
 """The (target, draft) of the bundled offline pair."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from ...i18n import t
+from ...foundation.i18n import t
 from .settings import MAX_NEW_TOKENS
 
 DEVICES = ("auto", "cpu", "cuda")

@@ -19,12 +19,12 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from ...checks import AUTO
 from ...figures import accepted_hist_patch, gamma_steps_patch, per_position_patch, throughput_patch
+from ...foundation.checks import AUTO
+from ...foundation.i18n import t
+from ...foundation.palette import INK
 from ...htmlkit import html_table
-from ...i18n import t
 from ...lm.stats.fates import DIM_STYLE, FATE_COLORS, rgba, step_fates
-from ...palette import INK
 
 if TYPE_CHECKING:
     from ...lm.serve.vllm import SpecCounters

@@ -14,8 +14,8 @@ import html
 import threading
 import time
 
-from ...checks import AUTO, gamma_setting, integer
-from ...i18n import t
+from ...foundation.checks import AUTO, gamma_setting, integer
+from ...foundation.i18n import t
 from ...lm.engine.loop import autoregressive_generate, speculative_generate
 from ...lm.stats.stats import spec_stats
 from .jobs import LiveRun

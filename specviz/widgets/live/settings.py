@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ...checks import AUTO, brief, integer, real, tree_setting
-from ...i18n import LANGUAGES, t
+from ...foundation.checks import AUTO, brief, integer, real, tree_setting
+from ...foundation.i18n import LANGUAGES, t
 from ...lm.engine.settings import DEFAULT_GAMMA, DEFAULT_TREE, MAX_NEW_TOKENS, MAX_SEED, GenerationSettings
 
 GAMMAS = tuple(range(1, 9))
@@ -61,7 +61,7 @@ TREE_SHAPES = (None, 2, (3, 2, 1))
 
 
 def in_range(check, x, name: str, lo, hi, note: str = ""):
-    """check(x, name, lo=lo, hi=hi) (`specviz.checks.real` or `integer`); its error also states the whole range."""
+    """check(x, name, lo=lo, hi=hi) (`specviz.foundation.checks.real` or `integer`); its error also states the whole range."""
     try:
         return check(x, name, lo=lo, hi=hi)
     except (TypeError, ValueError) as e:
@@ -76,7 +76,7 @@ def live_settings(
     `gamma`: "auto" or a whole number, the γ control's value (it always holds one: with a tree it caps the depth).
     `stop_at_eos`: end the run at the end token (an instruct model's end of turn). `tree`: a draft tree's
     shape (None: a chain) or the tree box's text ("3, 2, 1", "3": k at every depth), read once by
-    `GenerationSettings.from_text` (`specviz.checks.tree_setting`).
+    `GenerationSettings.from_text` (`specviz.foundation.checks.tree_setting`).
     """
     if gamma is None:  # (GenerationSettings would take None for its default: the γ control has no such value)
         raise TypeError("gamma must be a whole number >= 0 or 'auto' (the γ control's values), got None")
@@ -127,7 +127,7 @@ def tree_words(text) -> str | None:
 
 def read_tree(text) -> tuple | int | str | None:
     """The tree control's text as a setting: off -> None, "auto", one number k (k at every depth up to γ, as
-    `specviz run --tree k` reads it), or drafts per depth "3, 2, 1", read by `specviz.checks.tree_setting` (a
+    `specviz run --tree k` reads it), or drafts per depth "3, 2, 1", read by `specviz.foundation.checks.tree_setting` (a
     ValueError naming tree otherwise). A run reads it inside `GenerationSettings` instead (`tree_words`)."""
     return tree_setting(tree_words(text), text=True)
 

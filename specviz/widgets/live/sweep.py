@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...checks import AUTO
-from ...i18n import t
+from ...foundation.checks import AUTO
+from ...foundation.i18n import t
 from ...lm.engine.loop import autoregressive_generate, speculative_generate
 from ...lm.engine.pair import format_prompt
 from ...lm.engine.settings import MAX_SEED, GenerationSettings

@@ -27,7 +27,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from ...figures import real_tree_figure
-from ...i18n import t
+from ...foundation.i18n import t
 from ..base import error_html
 from ..figure_sync import responsive
 

@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 from ...figures import apply_live_patch, gamma_sweep_patch, live_figure
 from ...figures.live_panels import LIVE_PANELS
 from ...figures.position_money import token_label
-from ...i18n import t
+from ...foundation.i18n import t
 from ...lm.gamma.payoff import payoff_sentence
 from ...lm.stats.fates import DIM_STYLE, fates_of, legend_html, prompt_span, text_box, token_span
 from ...lm.stats.stats import spec_stats

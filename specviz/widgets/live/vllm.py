@@ -28,7 +28,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from ...figures import acceptance_panels_figure, acceptance_patches, apply_acceptance_patches
-from ...i18n import t
+from ...foundation.i18n import t
 from ...lm.serve.vllm import (
     DEFAULT_TIMEOUT_S,
     MAX_INTERVAL_S,

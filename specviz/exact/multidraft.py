@@ -18,9 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .checks import flag, integer
+from ..foundation.checks import flag, integer
+from ..foundation.validate import as_pair, is_exact
 from .theory import repair
-from .validate import as_pair, is_exact
 
 MAX_DRAFTS = 100_000  # each draft is one pass of a Python loop
 

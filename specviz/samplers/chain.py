@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import gamma_setting, integer, real
-from .examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
-from .gamma import accepted_run
+from ..exact.gamma import accepted_run
+from ..exact.theory import resample_dist
+from ..foundation.checks import gamma_setting, integer, real
+from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
+from ..foundation.validate import as_dist
 from .sampling import check_sample_count, make_rng
-from .theory import resample_dist
-from .validate import as_dist
 
 MAX_VOCAB = 10_000  # a toy chain: its tables hold (V + 1) x V numbers
 MAX_SEQUENCES = 10**7  # sequence_dist enumerates V**length sequences

@@ -13,7 +13,7 @@ switch changes the dashboard, the apps and the figures together.
 >>> t("no.such.key")
 Traceback (most recent call last):
 ...
-KeyError: "no message 'no.such.key' in specviz.i18n.CATALOGUE"
+KeyError: "no message 'no.such.key' in specviz.foundation.i18n.CATALOGUE"
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ LANGUAGES = ("en", "zh")
 """The languages every message exists in."""
 
 CATALOGUE: dict[str, dict[str, str]] = MESSAGES
-"""key -> {language: text} (the dict of specviz.messages). Text may hold `str.format` fields, filled by `t`."""
+"""key -> {language: text} (the dict of specviz.foundation.messages). Text may hold `str.format` fields, filled by `t`."""
 
 ENV = "SPECVIZ_LANG"
 """The environment variable that sets the first language (`specviz dashboard --lang` sets it for Voila's kernels)."""
@@ -55,7 +55,7 @@ def env_language(value: str | None) -> str:
     if text not in _warned:
         _warned.add(text)
         say = f"{ENV}={value!r} is not a language specviz has: English is used (choose one of {', '.join(LANGUAGES)})"
-        warnings.warn_explicit(say, UserWarning, "specviz.i18n", 0)  # one line: no source line to show
+        warnings.warn_explicit(say, UserWarning, "specviz.foundation.i18n", 0)  # one line: no source line to show
     return "en"
 
 
@@ -85,7 +85,7 @@ def t(key: str, lang: str | None = None, **fields) -> str:
     try:
         entry = CATALOGUE[key]
     except KeyError:
-        raise KeyError(f"no message {key!r} in specviz.i18n.CATALOGUE") from None
+        raise KeyError(f"no message {key!r} in specviz.foundation.i18n.CATALOGUE") from None
     text = entry[check_language(lang) if lang is not None else _current]
     return text.format(**fields) if fields else text
 

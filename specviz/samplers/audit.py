@@ -25,12 +25,12 @@ from functools import partial
 
 import numpy as np
 
-from .budget import call_within, mode_in_use
-from .checks import flag, real
-from .palette import pass_fail
-from .rules import RULES, Rule
+from ..exact.rules import RULES, Rule
+from ..foundation.budget import call_within, mode_in_use
+from ..foundation.checks import flag, real
+from ..foundation.palette import pass_fail
+from ..foundation.validate import as_pair
 from .sampling import check_sample_count, make_rng, spec_sample
-from .validate import as_pair
 
 DEFAULT_SIGNIFICANCE = 1e-3  # the false-alarm rate of an audit (α in the tests; α is the acceptance rate elsewhere)
 
@@ -283,7 +283,7 @@ def audit(
     state yours; a timer that code catching BaseException can outlast), "process" (a forked child ended at the
     limit; Linux) or "auto" (`budget.MODE`, as `sv.exercises.check`); past it a TimeoutError says where it ran.
 
-    >>> from specviz.verifiers import correct_verifier
+    >>> from specviz.samplers.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
     >>> r.passed, r.efficient, round(r.acceptance, 2)
     (True, True, 0.8)

@@ -1,7 +1,7 @@
 """The one home of specviz's colours: roles, series, patterns, marks, pass/fail, token fates and colour helpers.
 
 No plotly and no numpy here (plain Python), so the text views (`specviz.lm.stats.fates`,
-`specviz.audit`, the exercises) and the figures share one colour language; every other
+`specviz.samplers.audit`, the exercises) and the figures share one colour language; every other
 module takes its colours from this one (tests/test_palette.py: no hex colour elsewhere).
 
 >>> PALETTE["overlap"], FATE_COLORS["accepted"] == PALETTE["overlap"]

@@ -25,9 +25,9 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import real
+from ..foundation.checks import real
+from ..foundation.validate import as_pair, is_exact
 from .theory import Joint, acceptance_prob, resample_dist, safe_ratio
-from .validate import as_pair, is_exact
 
 
 def _one(p):
@@ -109,7 +109,7 @@ class DropUnlikelyRule(Rule):
     """Draw x ~ q; when p(x)/q(x) < t leave x out and emit y ~ p (γ = 0 for this step), else verify x as usual.
 
     The one-position form of an adaptive γ that peeks at the target's verdict before deciding
-    whether to verify (`specviz.stopping`). Lossy in general; t = 0 verifies every draft.
+    whether to verify (`specviz.exact.stopping`). Lossy in general; t = 0 verifies every draft.
 
     >>> output_dist([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], "drop_unlikely", t=0.7).round(12)  # dog left out
     array([0.7 , 0.15, 0.15])

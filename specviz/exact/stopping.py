@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import gamma_setting, integer, real
+from ..foundation.checks import gamma_setting, integer, real
+from ..foundation.validate import as_pair
 from .theory import acceptance_prob, resample_dist, safe_ratio
-from .validate import as_pair
 
 STOPPING_RULES = ("fixed", "stop_after_low_confidence", "drop_low_confidence", "drop_unlikely")
 LOSSLESS_RULES = ("fixed", "stop_after_low_confidence")

@@ -32,7 +32,7 @@ import numpy as np
 try:
     import torch
 except ImportError as e:  # the light install has no torch
-    raise ImportError("specviz.numerics simulates low precision with torch: pip install 'specviz[lm]'") from e
+    raise ImportError("specviz.exact.numerics simulates low precision with torch: pip install 'specviz[lm]'") from e
 
 from .standardize import as_logits
 

@@ -28,10 +28,10 @@ from numbers import Rational
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import integer
+from ..exact.theory import positive_part
+from ..foundation.checks import integer
+from ..foundation.validate import SUM_TOL, as_pair, is_exact
 from .sampling import make_rng
-from .theory import positive_part
-from .validate import SUM_TOL, as_pair, is_exact
 
 __all__ = [
     "coupling_acceptance",

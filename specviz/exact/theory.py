@@ -25,8 +25,8 @@ from numbers import Rational
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import real
-from .validate import as_dist, as_pair, is_exact
+from ..foundation.checks import real
+from ..foundation.validate import as_dist, as_pair, is_exact
 
 
 def _zero_like(arr):
@@ -77,21 +77,21 @@ def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     against this function (at q = 0 the value is never used, since q = 0 is never drafted,
     and some of them choose 0 there):
 
-    - `specviz.chain.spec_chain_sample`: `u < min(1, p/q)` on the drawn drafts (numpy, vectorised).
-    - `specviz.sampling.multi_draft_sample`: this function against the running R of each stage
+    - `specviz.samplers.chain.spec_chain_sample`: `u < min(1, p/q)` on the drawn drafts (numpy, vectorised).
+    - `specviz.samplers.sampling.multi_draft_sample`: this function against the running R of each stage
       (R = p at the first, as for one draft), then `u < a` on the drawn drafts (numpy, vectorised).
-    - `specviz.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function,
+    - `specviz.exact.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function,
       then 0 where q = 0 (vLLM's guard: there the draft comes from another q, so that value is used).
-    - `specviz.tree.child_acceptance` (min(1, R/q) with R = p for the first child; 0 where
-      q = 0) and `specviz.tree.draft_tree` (one draw against it).
-    - `specviz.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
-      `specviz.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
+    - `specviz.samplers.tree.child_acceptance` (min(1, R/q) with R = p for the first child; 0 where
+      q = 0) and `specviz.samplers.tree.draft_tree` (one draw against it).
+    - `specviz.samplers.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
+      `specviz.samplers.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
     - `specviz.lm.trees.verify.verify_tree_torch` (`u q < R`, R = p for a node's first child; rejects
       where q = 0).
     - `specviz.widgets.live.closeup.token_closeup`: the "kept with probability" shown in its explanation
       (1 where q = 0).
-    - `specviz.verifiers.correct_verifier`: `u < min(1, p/q)` on the drafts.
-    - `specviz.numerics.lossless_output_in`: q min(1, p/q) evaluated in a low precision
+    - `specviz.samplers.verifiers.correct_verifier`: `u < min(1, p/q)` on the drafts.
+    - `specviz.exact.numerics.lossless_output_in`: q min(1, p/q) evaluated in a low precision
       (1 where q = 0).
     - `specviz.lm.engine.loop.SpeculativeEngine`: `verify_chain_torch` on the device, and at temperature 0
       its greedy path (one-hot p and q: a draft is kept iff it is the target's argmax).
@@ -141,21 +141,21 @@ def resample_dist(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     speed, or drawn from, in these places; tests/test_residual_references.py checks each
     against this function (where Z = 0 it is never sampled, and some of them choose 0 there):
 
-    - `specviz.chain.spec_chain_sample`: this function once per context, drawn from in rows.
-    - `specviz.multidraft.multi_draft_stages`: `repair` against the running R at each stage;
-      `specviz.tree.child_acceptance` and `specviz.tree.draft_tree` draw their resampled token
-      from it, and `specviz.sampling.multi_draft_sample` its fallback token.
-    - `specviz.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function.
-    - `specviz.torch_sampling.residual_rows`: the torch reference, (p - q)+ / Z per row, p where Z = 0;
-      `specviz.torch_sampling.verify_chain_torch` draws from it unless given other rows, and so
+    - `specviz.samplers.chain.spec_chain_sample`: this function once per context, drawn from in rows.
+    - `specviz.exact.multidraft.multi_draft_stages`: `repair` against the running R at each stage;
+      `specviz.samplers.tree.child_acceptance` and `specviz.samplers.tree.draft_tree` draw their resampled token
+      from it, and `specviz.samplers.sampling.multi_draft_sample` its fallback token.
+    - `specviz.exact.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function.
+    - `specviz.samplers.torch_sampling.residual_rows`: the torch reference, (p - q)+ / Z per row, p where Z = 0;
+      `specviz.samplers.torch_sampling.verify_chain_torch` draws from it unless given other rows, and so
       does `specviz.lm.engine.loop.SpeculativeEngine.residual`, the engine's hook.
-    - `specviz.torch_sampling.spec_sample_torch` (its `_residual_draw`): (p - (Σp/Σq) q)+ on the
+    - `specviz.samplers.torch_sampling.spec_sample_torch` (its `_residual_draw`): (p - (Σp/Σq) q)+ on the
       rows as given (unnormalised), built for the rejected rows only on CPU; p where it is empty.
-    - `specviz.verifiers.correct_verifier` (its `_verify`): `np.maximum(p - q, 0)` drawn unnormalised,
+    - `specviz.samplers.verifiers.correct_verifier` (its `_verify`): `np.maximum(p - q, 0)` drawn unnormalised,
       p where Z = 0.
-    - `specviz.numerics.lossless_output_in`: (p - q)+ / Z in a low precision, p where Z = 0.
-    - `specviz.audit.textbook_joint`: the rejected draft mass spread over (p - q)+ / Z; 0 where Z = 0.
-    - `specviz.coupling.maximal_coupling`: (q - p)+ (x) (p - q)+ (y) / Z off the diagonal; 0 where Z = 0.
+    - `specviz.exact.numerics.lossless_output_in`: (p - q)+ / Z in a low precision, p where Z = 0.
+    - `specviz.samplers.audit.textbook_joint`: the rejected draft mass spread over (p - q)+ / Z; 0 where Z = 0.
+    - `specviz.samplers.coupling.maximal_coupling`: (q - p)+ (x) (p - q)+ (y) / Z off the diagonal; 0 where Z = 0.
 
     >>> resample_dist([0.5, 0.5], [0.5, 0.5])
     array([0.5, 0.5])
@@ -167,7 +167,7 @@ def repair(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float | Fraction]:
     """(p', Z): the repair distribution (p - q)+ / Z and its mass Z, for arrays `as_pair` has checked; p' = p at Z = 0.
 
     `resample_dist` checks its input, then calls this; a loop over arrays it has already
-    checked (`specviz.multidraft`) calls it directly.
+    checked (`specviz.exact.multidraft`) calls it directly.
 
     >>> [v.round(12).tolist() for v in repair(np.array([0.6, 0.3, 0.1]), np.array([0.4, 0.5, 0.1]))]
     [[1.0, 0.0, 0.0], 0.2]

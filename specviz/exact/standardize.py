@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import integer, real
+from ..foundation.checks import integer, real
+from ..foundation.validate import as_dist
 from .theory import acceptance_prob, resample_dist
-from .validate import as_dist
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Draft trees: k drafts per node, `depth` levels, verified from the root with SpecInfer's multi-draft rule.
 
 A node's k children are drafted i.i.d. from q and tested in turn with the multi-draft rule of
-`specviz.multidraft` (R := p; accept child i with min(1, R(x_i)/q(x_i)); after a rejection
+`specviz.exact.multidraft` (R := p; accept child i with min(1, R(x_i)/q(x_i)); after a rejection
 R := (R - q)+ / Z). The first accepted child becomes the new node and its own children are
 tested; when every child of a node is rejected, the step ends with a token drawn from the
 final R (a *resampled* token); when a leaf is accepted, a *bonus* token comes from p.
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import integer
-from .multidraft import check_draft_count, multi_draft_acceptance_rate, multi_draft_stages
+from ..exact.multidraft import check_draft_count, multi_draft_acceptance_rate, multi_draft_stages
+from ..foundation.checks import integer
+from ..foundation.validate import as_pair
 from .sampling import categorical, make_rng
-from .validate import as_pair
 
 MAX_TREE_NODES = 4096
 """The largest number of drafted nodes (k + k^2 + ... + k^depth) a tree may have."""

@@ -2,7 +2,7 @@
 
 One dict, `MESSAGES`: key -> {"en": text, "zh": text}. Keys are grouped by where they are used
 (`lang.*`, `dashboard.*`, `money.*`, `exercise.*`, ...). Text may hold `str.format` fields,
-filled by `specviz.i18n.t(key, **fields)`. A test checks that every key has both languages and
+filled by `specviz.foundation.i18n.t(key, **fields)`. A test checks that every key has both languages and
 that every `t("...")` in the code names a key that exists.
 """
 

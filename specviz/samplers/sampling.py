@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import integer, real
-from .multidraft import check_draft_count, multi_draft_stages
-from .rules import get_rule
-from .theory import acceptance_prob, envelope_constant
-from .validate import as_dist, as_pair
+from ..exact.multidraft import check_draft_count, multi_draft_stages
+from ..exact.rules import get_rule
+from ..exact.theory import acceptance_prob, envelope_constant
+from ..foundation.checks import integer, real
+from ..foundation.validate import as_dist, as_pair
 
 MAX_SAMPLES = 10**9  # more samples than this in one call would not fit in memory anyway
 

@@ -1,6 +1,6 @@
 """The inputs of the torch samplers: (B, V) probability rows checked with one host read, and per-row seeded uniforms.
 
-`specviz.torch_sampling` samples; this module reads what it samples from. Rows are taken
+`specviz.samplers.torch_sampling` samples; this module reads what it samples from. Rows are taken
 as given in float16, bfloat16, float32 or float64 (numpy arrays and nested lists are
 converted), and each dtype accumulates in `ACCUMULATE[dtype]`. `rows_ok` combines every check of
 a step into one boolean tensor that the host reads once; only a bad batch pays for

@@ -2,7 +2,7 @@
 
 With per-token acceptance α (assumed i.i.d.) and γ drafted tokens, one verify step
 emits between 1 and γ + 1 tokens; `simulate_accepted_lengths` draws such steps, and
-`accepted_run` counts the drafts a step keeps (the γ-step chains of `specviz.chain` too).
+`accepted_run` counts the drafts a step keeps (the γ-step chains of `specviz.samplers.chain` too).
 
 >>> round(expected_tokens(0.8, 4), 6)      # (1 - 0.8**5) / (1 - 0.8)
 3.3616
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import gamma_setting, integer, real
+from ..foundation.checks import gamma_setting, integer, real
 
 
 def _check_gamma(gamma: object) -> int:

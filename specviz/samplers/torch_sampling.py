@@ -3,7 +3,7 @@
 One step per row: draft x ~ q (or take the given draft), accept it when u < p(x)/q(x),
 otherwise emit a draw from the residual (p - q)+. Rows are used as given and normalised
 by their own sums, so a bf16 or fp16 softmax (which sums to 1 only up to its rounding) is
-sampled exactly as the distribution it holds. `specviz.torch_rows` checks the rows and
+sampled exactly as the distribution it holds. `specviz.samplers.torch_rows` checks the rows and
 gives the uniforms; this module draws. How it stays near one read of p and q:
 
 - every draw is an inverse CDF with float64 uniforms; large tables skip the full cumulative
@@ -166,7 +166,7 @@ def spec_sample_torch(
     validate: check that rows are finite, non-negative and sum to 1 within
     `sum_tolerance(dtype, V)`, and that drafts are ids in 0..V-1 with q > 0, with one host
     read for the whole step; a ValueError names the first problem and its row.
-    seeds: per-row randomness (vLLM's mixed seeded batch), as `specviz.torch_rows.uniforms` reads
+    seeds: per-row randomness (vLLM's mixed seeded batch), as `specviz.samplers.torch_rows.uniforms` reads
     it: a (B,) integer tensor or a list of B ints, torch.Generators or Nones. A seeded row's
     token does not depend on the rest of the batch.
     gather_rejected: build the residual for the rejected rows only (default: on CPU;

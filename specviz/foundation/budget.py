@@ -20,7 +20,7 @@ code changed in `WATCHED` put back. That uses
 >>> run_with_budget(lambda: time.sleep(5), 0.05)
 Traceback (most recent call last):
 ...
-specviz.budget.OverBudget: took longer than 0.05 s
+specviz.foundation.budget.OverBudget: took longer than 0.05 s
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Exact math: the rules, their output laws and the cost model, enumerated with numpy."""

@@ -1,0 +1,1 @@
+"""The foundation: input checks, messages in two languages, colours, budgets, child processes."""

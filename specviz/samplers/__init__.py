@@ -1,0 +1,1 @@
+"""Samplers: draws by the rules (numpy and torch), chains, trees, and the audit of a verifier."""
