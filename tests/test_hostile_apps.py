@@ -23,10 +23,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specviz.samplers import coupling as C
-from specviz.samplers import tree as T
 from specviz.exact.multidraft import multi_draft_output_dist
 from specviz.foundation.i18n import t
+from specviz.samplers import coupling as C
+from specviz.samplers import tree as T
 from specviz.widgets import prediction as PR
 
 torch = pytest.importorskip("torch")

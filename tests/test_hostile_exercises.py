@@ -49,8 +49,8 @@ import pytest
 
 import specviz as sv
 from specviz import exercises
-from specviz.foundation import child_process
 from specviz.exercises import budget, core
+from specviz.foundation import child_process
 from specviz.foundation.i18n import set_language
 
 BUDGET_S = 0.5  # the time budget of the learner's code during the walk (the defaults are seconds)

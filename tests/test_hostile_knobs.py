@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 from test_hostile_apps import run_with_timeout  # fn() in a thread for at most CALL_TIMEOUT_S (10 s)
 
-from specviz.foundation import i18n
 from specviz.figures import export as EX
 from specviz.figures import static as S
+from specviz.foundation import i18n
 from specviz.foundation.checks import MAX_GAMMA
 from specviz.lm.gamma.adaptive import AutoGamma, FixedGamma, GammaChooser, as_chooser
 

@@ -3,7 +3,8 @@
 Every notebook is a jupytext pair (notebooks/jupytext.toml): NAME.md, MyST markdown, is the text a
 person reads, reviews and edits; NAME.ipynb is what Jupyter, Voila and Binder open, committed without
 outputs. The two must hold the same cells (`make notebooks` = `jupytext --sync` brings them in step).
-Every notebook (both languages, the tutorial series NN_*, solutions and dashboard) is run headlessly in
+Every English notebook (the tutorial series NN_*, solutions and dashboard) and one Chinese twin
+(`book.SUITE_ZH`; the other twins' code equals the English, checked here) is run headlessly in
 the kernel "python3" of the running environment (the project's .venv under `make test`), with
 notebooks/ as the working directory; any cell error fails the test. The runs go through tools/book.py:
 each text source is executed once, as myst-nb reads it, into the jupyter-cache the book (`make site`,
@@ -306,9 +307,73 @@ def test_cache_lock_makes_a_second_process_wait(tmp_path):
     assert (held, free) == (3, 0)
 
 
+# Executed in the suite: every English notebook and one Chinese twin whole (figures, apps and exercise
+# feedback in Chinese). The other twins' code cells equal the English (test_chinese_twin_has_the_same_code)
+# and their bilingual strings agree with the English ones (test_bilingual_strings_agree); `make site`
+# executes them all.
+SUITE_UNEXECUTED = {p.with_suffix(".ipynb") for p in book.suite_unexecuted()}
+SUITE_RUNS = [p for p in ALL_NOTEBOOKS if p not in SUITE_UNEXECUTED]
+
+
+def test_the_suite_runs_one_chinese_twin_whole_and_skips_only_twins():
+    assert ZH_DIR / book.SUITE_ZH.replace(".md", ".ipynb") in SUITE_RUNS
+    assert all(p.parent == ZH_DIR and (NOTEBOOK_DIR / p.name).exists() for p in SUITE_UNEXECUTED)
+    assert {p for p in ALL_NOTEBOOKS if p.parent == NOTEBOOK_DIR} <= set(SUITE_RUNS)
+
+
+def bilingual_problems(source: str) -> list[str]:
+    """Where a dict of {"en": ..., "zh": ...} in notebook code holds values of another shape in the two
+    languages: another type, tuple length, or set of format fields ({a1}, {tv:.3f}), which only a run in
+    that language would show."""
+    import ast
+    import string
+
+    def shape(value):
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            fields = sorted({f for _, f, _, _ in string.Formatter().parse(value.value) if f is not None})
+            return ("str", tuple(fields))
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return (type(value).__name__, tuple(shape(v) for v in value.elts))
+        return (type(value).__name__,)
+
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+        if sorted(k for k in keys if k is not None) != ["en", "zh"]:
+            continue
+        en, zh = (shape(node.values[keys.index(lang)]) for lang in ("en", "zh"))
+        if en != zh:
+            problems.append(f"line {node.lineno}: en {en} vs zh {zh}")
+    return problems
+
+
+@pytest.mark.parametrize("path", EN_TUTORIALS, ids=_ids(EN_TUTORIALS))
+def test_bilingual_strings_agree(path):
+    """The strings a notebook shows in each language take the same format fields (the code is one)."""
+    problems = [
+        f"code cell {i}: {x}"
+        for i, c in enumerate(_read(path).cells)
+        if c.cell_type == "code"
+        for x in bilingual_problems(c.source)
+    ]
+    assert not problems, f"{path.name}: {problems}"
+
+
+def test_bilingual_check_catches_a_missing_field():
+    good = 'says = {"en": ("a {x:.2f}", "b"), "zh": ("甲 {x:.3f}", "乙")}'
+    assert bilingual_problems(good) == []
+    assert bilingual_problems(good.replace("甲 {x:.3f}", "甲 {y}")) == [
+        "line 1: en ('Tuple', (('str', ('x',)), ('str', ()))) vs zh ('Tuple', (('str', ('y',)), ('str', ())))"
+    ]
+    assert len(bilingual_problems('d = {"en": ("a", "b"), "zh": ("甲",)}')) == 1
+    assert bilingual_problems('d = {"en": "a", "fr": "b {x}"}') == []
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the first test waits for the whole run (about two minutes on two cores)
-@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_ids(ALL_NOTEBOOKS))
+@pytest.mark.parametrize("path", SUITE_RUNS, ids=_ids(SUITE_RUNS))
 def test_notebook_executes(path, executed_notebooks):
     run = executed_notebooks[path.with_suffix(".md")]
     if run["error"]:  # the traceback holds the cell source

@@ -30,8 +30,8 @@ import pytest
 
 import specviz
 import specviz.figures as F
-from specviz.foundation import palette
 from specviz.figures.style import trace_by_meta
+from specviz.foundation import palette
 from specviz.foundation.palette import MASS_MARKS, PALETTE, PATTERNS, STATUS, contrast_ratio, rgba, text_colour
 from specviz.samplers.sampling import spec_sample
 from specviz.widgets import base

@@ -9,7 +9,10 @@ $SPECVIZ_SITE to a folder `make site` built to check that one instead) and serve
   MathJax has typeset every formula (as many rendered spans as math scripts, no TeX errors) and no raw
   TeX (``$$``, ``\\frac``, ``$x$``) is left in the visible prose; every relative link leads to a file
   of the site; previous/next lead to the neighbouring pages in reading order; the page offers its
-  executed notebook (.ipynb, with outputs) for download and a Binder launch link;
+  executed notebook (.ipynb, with outputs) for download and a Binder launch link. The suite's book
+  executes every English notebook and one Chinese twin whole (`book.SUITE_ZH`); the other twins,
+  whose code equals the English (tests/test_notebooks.py), are shown from their source and offer
+  their committed notebook; `make site` executes every page (check it with $SPECVIZ_SITE);
 - clicking "next" and "previous" moves between tutorials;
 - a search for "residual" finds the proof notebook (05) in each language;
 - no request goes to any host but 127.0.0.1/localhost: such requests are recorded and aborted.
@@ -140,7 +143,7 @@ def site(tmp_path_factory, notebook_jobs) -> Path:
     if prebuilt:
         return Path(prebuilt)
     out = tmp_path_factory.mktemp("site")
-    book.build(out, jobs=notebook_jobs)
+    book.build(out, jobs=notebook_jobs, unexecuted=book.suite_unexecuted())  # the zh twins' code runs in English
     return out
 
 
@@ -241,6 +244,10 @@ def test_reading_order():
 def test_index_links_every_page(browser, served):
     url, pages, site = served
     assert set(pages) == set(PAGES), f"built {sorted(pages)}, expected {PAGES}"
+    clean = sorted(href for href, entry in pages.items() if not entry["executed"])
+    expected = [] if os.environ.get("SPECVIZ_SITE") else sorted(f"zh/{p.stem}.html" for p in book.suite_unexecuted())
+    assert clean == expected, f"pages shown unexecuted: {clean}, expected {expected}"
+    assert f"zh/{Path(book.SUITE_ZH).stem}.html" not in clean  # one Chinese twin always runs whole
     for lang in book.LANGS:
         shown, problems = open_page(browser, f"{url}{lang}/index.html")
         linked = {Path(link).name for link in shown["links"]}

@@ -61,6 +61,9 @@ PLOTLY = "application/vnd.plotly.v1+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 STATIC_IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
 CELL_TIMEOUT_S = 600
+# The test suite's book executes every English notebook and one Chinese twin whole (the twins' code
+# equals the English, tests/test_notebooks.py checks it); `make site` executes every page.
+SUITE_ZH = "05_the_proof_in_three_steps.md"
 TEXTS = {
     "en": {
         "title": "specviz · why speculative decoding is lossless",
@@ -99,6 +102,12 @@ def page_order(name: str) -> tuple:
     ['01_a.md', '02_b.md', 'solutions.md', 'README.md', 'CLAIMS.md', 'GLOSSARY.md']
     """
     return (0, 0, name) if re.match(r"\d\d_", name) else (1, MORE_ORDER.get(name, len(MORE_ORDER)), name)
+
+
+def suite_unexecuted() -> list[Path]:
+    """The Chinese twins the test suite's book shows unexecuted: every zh notebook with an English twin
+    (same code) but `SUITE_ZH`."""
+    return [p for p in pages("zh") if p.name not in (*DOCUMENTS, SUITE_ZH) and (NOTEBOOKS / p.name).exists()]
 
 
 def pages(lang: str) -> list[Path]:
@@ -371,14 +380,16 @@ def outputs_digest(nbs: list) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def sphinx(lang: str, cache: Path, failed: list[Path], fresh: bool = False) -> subprocess.Popen:
-    """Start the Sphinx build of the `lang` book into build/book/<lang>/html (`fresh`: re-read every page)."""
+def sphinx(lang: str, cache: Path, failed: list[Path], fresh: bool = False, clean=()) -> subprocess.Popen:
+    """Start the Sphinx build of the `lang` book into build/book/<lang>/html (`fresh`: re-read every page;
+    `clean`: pages shown without outputs, offering their committed .ipynb)."""
     src = prepare_sources(lang)
     env = dict(
         os.environ,
         SPECVIZ_BOOK_LANG=lang,
         SPECVIZ_NB_CACHE=str(cache),
         SPECVIZ_BOOK_SKIP=json.dumps([p.name for p in failed if lang_of(p) == lang]),
+        SPECVIZ_BOOK_CLEAN=json.dumps([p.name for p in clean if lang_of(p) == lang]),
     )
     out = WORK / lang
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR), "-d", str(out / "doctrees")]
@@ -412,17 +423,22 @@ a {{ color: #1a5fb4; }}</style></head>
 """
 
 
-def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
-    """Build the book into `out` (replaced); the pages' entries, as written to _static/pages.json."""
+def build(out: Path, jobs: int = 2, log=print, unexecuted: tuple | list = ()) -> list[dict]:
+    """Build the book into `out` (replaced); the pages' entries, as written to _static/pages.json.
+
+    `unexecuted`: text notebooks shown from their source, without outputs (their committed, clean
+    .ipynb is the download); the test suite's book passes `suite_unexecuted()`.
+    """
     start = time.monotonic()
     problem = out_problem(out)  # before minutes of executing notebooks
     if problem:
         raise OutError(problem)
     book = {lang: pages(lang) for lang in LANGS}
-    notebooks = [p for ps in book.values() for p in ps if p.name not in DOCUMENTS]
+    unexecuted = set(unexecuted)
+    notebooks = [p for ps in book.values() for p in ps if p.name not in DOCUMENTS and p not in unexecuted]
     results = execute_all(notebooks, jobs=jobs, log=log)
-    for p in (p for ps in book.values() for p in ps if p.name in DOCUMENTS):
-        results[p] = {"nb": None, "error": None, "seconds": 0.0, "cached": True}
+    for p in (p for ps in book.values() for p in ps if p.name in DOCUMENTS or p in unexecuted):
+        results[p] = {"nb": None, "error": None, "seconds": 0.0, "cached": True, "unexecuted": p in unexecuted}
     log(f"notebooks ready in {time.monotonic() - start:.0f} s")
     failed = [p for p, r in results.items() if r["error"]]
     cache = cache_path()
@@ -433,7 +449,8 @@ def build(out: Path, jobs: int = 2, log=print) -> list[dict]:
     }
     stamps = {lang: WORK / lang / "outputs.sha256" for lang in LANGS}
     fresh = {lang: not s.exists() or s.read_text(encoding="utf-8") != digests[lang] for lang, s in stamps.items()}
-    builds = {lang: sphinx(lang, cache, failed, fresh[lang]) for lang in LANGS}
+    shown_clean = [p for p in unexecuted if p in results]
+    builds = {lang: sphinx(lang, cache, failed, fresh[lang], shown_clean) for lang in LANGS}
     codes = {lang: b.wait() for lang, b in builds.items()}
     if any(codes.values()):
         raise RuntimeError(f"sphinx-build failed: {codes}")
@@ -475,6 +492,7 @@ def page_entries(lang: str, paths: list[Path], results: dict) -> list[dict]:
                 "problems": problems,
                 "seconds": r["seconds"],
                 "cached": r["cached"],
+                "executed": not r.get("unexecuted", False),  # False: shown from its source (the suite's zh twins)
             }
         )
     return entries

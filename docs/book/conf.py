@@ -53,7 +53,8 @@ myst_dmath_double_inline = True  # $$...$$ inside a list item or a paragraph is 
 # myst-nb: outputs come from the cache tools/book.py filled (nothing is executed here).
 nb_execution_mode = "cache"
 nb_execution_cache_path = os.environ.get("SPECVIZ_NB_CACHE", str(REPO / "build" / "jupyter_cache" / "unset"))
-nb_execution_excludepatterns = json.loads(os.environ.get("SPECVIZ_BOOK_SKIP", "[]"))
+CLEAN = json.loads(os.environ.get("SPECVIZ_BOOK_CLEAN", "[]"))  # shown from the source: not executed, on purpose
+nb_execution_excludepatterns = json.loads(os.environ.get("SPECVIZ_BOOK_SKIP", "[]")) + CLEAN
 nb_execution_timeout = book.CELL_TIMEOUT_S
 nb_execution_raise_on_error = False
 nb_ipywidgets_js = {}  # no widget manager from a CDN: apps show their static snapshot
@@ -162,8 +163,12 @@ def _executed_notebook(app, pagename, templatename, context, doctree):
     source = Path(app.srcdir) / f"{pagename}.md"
     if pagename == "index" or not source.exists() or source.name in book.DOCUMENTS:
         return
-    nb = book.executed(source, Path(nb_execution_cache_path))
     target = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if source.name in CLEAN:  # a page shown unexecuted offers the committed notebook (no outputs), as Binder opens it
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source.with_suffix(".ipynb"), target)
+        return
+    nb = book.executed(source, Path(nb_execution_cache_path))
     if nb is None:  # not in this cache: never offer the outputs of an earlier build
         target.unlink(missing_ok=True)
         return
