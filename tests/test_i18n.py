@@ -298,7 +298,9 @@ def figure_calls():
         "accepted_length_figure": [((simulate_accepted_lengths(0.8, 4, 100), 0.8, 4), {})],
         "gamma_figure": [((0.8, 4), {}), ((0.8, 4), {"accepted_counts": simulate_accepted_lengths(0.8, 4, 100)})],
         "multidraft_figure": [(((0.5, 0.3, 0.15, 0.05), (0.1, 0.2, 0.3, 0.4)), {"k_max": 2})],
-        "draft_tree_figure": [((__import__("specviz.samplers.tree").samplers.tree.draft_tree(P, Q, 2, 2, seed=0),), {})],
+        "draft_tree_figure": [
+            ((__import__("specviz.samplers.tree").samplers.tree.draft_tree(P, Q, 2, 2, seed=0),), {})
+        ],
         "numerics_figure": [((), {"dtypes": ("float64", "float16")})],
         "coupling_figure": [((P, Q), {"n": 50})],
     }

@@ -198,7 +198,9 @@ def test_no_hex_colour_outside_the_palette():
     assert not found, (
         f"hex colours outside specviz/foundation/palette.py (take them from specviz.foundation.palette): {found}"
     )
-    assert len(hex_colours((SPECVIZ / "foundation" / "palette.py").read_text(encoding="utf-8"))) > 20  # the scan sees the palette's
+    assert (
+        len(hex_colours((SPECVIZ / "foundation" / "palette.py").read_text(encoding="utf-8"))) > 20
+    )  # the scan sees the palette's
 
 
 def test_the_hex_check_finds_a_planted_colour():
