@@ -20,7 +20,14 @@ torch = pytest.importorskip("torch")
 
 from test_lm_tree_engine import PROMPT, law_pvalue, toy_pair  # noqa: E402
 
-from specviz.lm import NGramModel, Pair, PromptLookupModel, SpeculativeEngine, autoregressive_generate  # noqa: E402
+from specviz.lm import (  # noqa: E402
+    NGramModel,
+    Pair,
+    PromptLookupModel,
+    SpeculativeEngine,
+    autoregressive_generate,
+    speculative_generate,
+)
 from specviz.lm.drafts import BUILT, KINDS, Draft, Proposal, draft_for, register  # noqa: E402
 from specviz.lm.drafts.base import chain_parents  # noqa: E402
 from specviz.lm.drafts.lookup import LookupDraft  # noqa: E402
@@ -28,6 +35,7 @@ from specviz.lm.drafts.model import ModelDraft  # noqa: E402
 from specviz.lm.engine.features import TOY_FEATURES, toy_features  # noqa: E402
 from specviz.lm.engine.logits import probs_on_device  # noqa: E402
 from specviz.lm.engine.models import LanguageModel  # noqa: E402
+from specviz.lm.gamma.adaptive import AutoGamma  # noqa: E402
 from specviz.lm.stats.run import compare  # noqa: E402
 
 ALPHA = 1e-4
@@ -138,13 +146,50 @@ def test_the_toy_draft_reads_the_targets_features_at_the_last_kept_position():
     assert checked and len(ids) > len(PROMPT)
 
 
-@pytest.mark.parametrize("tree,gamma", [(None, 2), ((2, 2), 2)], ids=["chain", "tree"])
-def test_greedy_output_equals_plain_greedy_decoding(tree, gamma):
-    pair = toy_feature_pair()
-    plain = autoregressive_generate(pair, PROMPT, 24, temperature=0)
-    r = SpeculativeEngine().generate(pair, PROMPT, max_new_tokens=24, gamma=gamma, tree=tree, temperature=0)
-    assert r.new_ids == plain.new_ids
-    assert any(s.accepted for s in r.steps) and (tree is None or any(s.tree is not None for s in r.steps))
+# ------------------------------------------------------------------------------ the contract, every kind
+
+PAIRS = {  # every registered kind on the toy trigram target (V = 3)
+    "model": toy_pair,
+    "lookup": lambda: Pair(toy_pair().target, PromptLookupModel(V)),
+    "toy-features": toy_feature_pair,
+}
+STEPS = {  # chain γ / tree shape and depth cap, and the choosers each is run with
+    "chain γ1": (None, (1, "auto", 0)),
+    "chain γ3": (None, (3, "auto", AutoGamma(max_gamma=2))),
+    "chain γ8": (None, (8,)),
+    "tree (2,)": ((2,), (1,)),
+    "tree (3,2,1)": ((3, 2, 1), (3, None)),
+    "tree k=2 depth 4": (2, (4,)),
+    "tree (1,1)": ((1, 1), (2,)),
+    "tree auto": ("auto", (None,)),
+}
+GREEDY_PROMPTS = ([1, 2], [2, 2, 0], [0, 1, 2, 0, 1, 2, 0])  # the last repeats: prompt lookup proposes
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("kind", PAIRS)
+def test_greedy_output_equals_plain_greedy_decoding(kind, step):
+    """The contract, on every draft kind x every step kind x every chooser: at temperature 0 the output is
+    plain greedy decoding's, token for token (the one place this is checked on the toy pair; real models:
+    test_lm_compat, test_lm_static_cache, test_lm_smollm2, test_lm_tree_engine against transformers)."""
+    pair = PAIRS[kind]()
+    tree, choosers = STEPS[step]
+    assert type(draft_for(pair.draft, None)) is KINDS[kind]
+    accepted = trees = 0
+    for prompt in GREEDY_PROMPTS:
+        plain = autoregressive_generate(pair, prompt, 24, temperature=0).new_ids
+        for gamma in choosers:
+            chooser = gamma if not isinstance(gamma, AutoGamma) else AutoGamma(max_gamma=2)  # a fresh one per run
+            r = speculative_generate(pair, prompt, 24, chooser, temperature=0, tree=tree)
+            assert r.new_ids == plain, (kind, step, gamma, prompt)
+            assert sum(s.n_emitted for s in r.steps) == 24
+            if gamma == 0:
+                assert all(s.gamma == 0 for s in r.steps)
+            accepted += sum(s.accepted for s in r.steps)
+            trees += sum(s.tree is not None for s in r.steps)
+    assert accepted > 0, f"{kind} {step}: no draft was ever accepted, the check saw only target steps"
+    branches = tree is not None and tree != "auto" and (isinstance(tree, int) or max(tree) > 1)
+    assert trees > 0 or not branches, f"{kind} {step}: no step verified a tree"
 
 
 def test_a_run_through_compare_what_specviz_run_calls():
