@@ -50,10 +50,16 @@ class FeatureDraft(Draft):
 
     features = True
     seen: list = []  # (the token at the last kept position, the features the engine gave for it), every step
+    prompts: list = []  # the prompt's features, as `start` was given them, every run
 
     def __init__(self, session):
         super().__init__(session)
-        self.last = torch.zeros(TOY_FEATURES)  # no features yet: the first step's q uses zeros
+        self.prompt = list(session or ())  # (the toy model's session is its prompt; None in a test of the picking)
+        self.last = torch.zeros(TOY_FEATURES)  # `start` sets it: the features at the prompt's last token
+
+    def start(self, features) -> None:
+        FeatureDraft.prompts.append((self.prompt, features))
+        self.last = features[-1].float().cpu()
 
     def logits(self, tokens: torch.Tensor) -> torch.Tensor:
         return W_TOKEN[tokens] + self.last @ W_FEATURE  # (n, V)
@@ -135,7 +141,10 @@ def test_the_engine_steps_know_no_draft_kind():
 
 def test_the_toy_draft_reads_the_targets_features_at_the_last_kept_position():
     FeatureDraft.seen.clear()
+    FeatureDraft.prompts.clear()
     r = SpeculativeEngine().generate(toy_feature_pair(), PROMPT, max_new_tokens=20, gamma=2, seed=0)
+    [(prompt, features)] = FeatureDraft.prompts  # given once, before the first step: one row per prompt token
+    assert prompt == r.prompt_ids and torch.equal(features, toy_features(r.prompt_ids, V))
     assert sum(s.accepted for s in r.steps) > 0, "the check needs accepted drafts"
     ids = r.prompt_ids + r.new_ids
     checked = 0

@@ -5,7 +5,7 @@ entry for GPT-2 and Llama comes after the final norm: the session's features, pu
 norm, must equal it (1e-4: float32 activations of these models are O(1)). Checked for the cached
 Hugging Face session and the static-cache session on chains, and the tree forward (each node
 against the uncached forward over its own path; a static cache reads no tree), on a GPT-2 and a
-Llama model. A session not asked registers no hook
+Llama model, and the prompt's rows when a session is asked from the start. A session not asked registers no hook
 (counted), and keeps no features.
 """
 
@@ -60,6 +60,10 @@ def test_features_are_the_last_layer_before_the_norm_on_chains_and_trees(request
     assert (normed(model, s.features) - want).abs().max() < TOL
     # before the norm, not after it: the raw features differ from transformers' last hidden state
     assert (s.features - want).abs().max() > 10 * TOL
+    # asked at the start (what the engine does for a draft that reads features): the prompt's rows too
+    whole = lm.session(PROMPT, read_features=True)
+    assert whole.features.shape == (len(PROMPT), model.config.hidden_size)
+    assert (normed(model, whole.features) - normed_reference(model, PROMPT)).abs().max() < TOL
     if wrap is StaticHFModel:  # (a static cache reads no tree: trees run on HFModel's dynamic cache)
         return
     # a tree of 5 nodes under the text: each node's features are its own path's

@@ -1,6 +1,7 @@
 """The draft side of a verify step: what every draft kind does (`Draft`), what it proposes (`Proposal`), its `Summary`.
 
-A step runs in four calls on its draft, whatever the kind:
+A step runs in four calls on its draft, whatever the kind (and a kind whose `features` is True is
+first given the target's features at every prompt position, by `start(features)`: (len(prompt), H)):
 
 1. `summary(seq, limit, widths, eos)`, before the γ (or tree) chooser decides: a cheap look at
    what the draft could propose (`Summary`: how many tokens, and how far the text agrees with
@@ -73,6 +74,9 @@ class Draft:
 
     def __init__(self, session):
         self.session = session
+
+    def start(self, features) -> None:
+        """Only for a kind whose `features` is True, before the first step: (len(prompt), H), the target's prompt."""
 
     def summary(self, seq: list, limit: int, widths: tuple | None, eos) -> Summary | None:
         """What this step could propose, at most `limit` tokens (`widths`: a tree step's widest shape), or None."""

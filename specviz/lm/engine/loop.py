@@ -146,10 +146,12 @@ class SpeculativeEngine(TreeSteps):
         result.finish_reason = "length"
         t_start = time.perf_counter()
         with torch_threads(settings.threads), torch.inference_mode():
-            T = pair.target.session(ids)
             draft = draft_for(pair.draft, pair.draft.session(ids))  # its kind: `specviz.lm.drafts`
-            if draft.features:  # a draft that reads the target's features: the target keeps them from now on
-                T.read_features = True
+            if draft.features:  # a draft that reads the target's features: from the prompt on, which it is given
+                T = pair.target.session(ids, read_features=True)
+                draft.start(T.features)
+            else:  # (a target model of the caller's own may take the prompt alone)
+                T = pair.target.session(ids)
             cpu = _device(pair.target).type == "cpu"  # a GPU step times its phases with CUDA events (`StepClock`)
             seq = list(ids)
             while len(result.new_ids) < max_new_tokens:

@@ -36,10 +36,12 @@ class Session(TreeSession):
     read_features = False  # True: each read keeps its last decoder layer's output (before the final norm)
     features = None  # then (k, H): the features of the k positions the last feed or feed_tree read
 
-    def __init__(self, model, prompt_ids):
+    def __init__(self, model, prompt_ids, read_features: bool = False):
         self.model = model
         self.tokens = []
         self.next_logits = None  # (V,) torch float tensor
+        if read_features:  # the prompt's read too: `features` then holds one row per prompt position
+            self.read_features = True
         ids = list(prompt_ids)
         if not ids:
             raise ValueError("the prompt is empty: give at least one token")
@@ -152,7 +154,8 @@ class LanguageModel:
     name: str = "model"
     device: torch.device = torch.device("cpu")  # where its logits live
 
-    def session(self, prompt_ids) -> Session:
+    def session(self, prompt_ids, read_features: bool = False) -> Session:
+        """A `Session` that has read `prompt_ids` (`read_features`: keeping its features from the prompt on)."""
         raise NotImplementedError
 
 
@@ -244,8 +247,8 @@ class NGramModel(LanguageModel):
     def logits_for(self, tokens) -> torch.Tensor:
         return self._logits[self.context(tokens)]
 
-    def session(self, prompt_ids):
-        return _NGramSession(self, prompt_ids)
+    def session(self, prompt_ids, read_features: bool = False):
+        return _NGramSession(self, prompt_ids, read_features)
 
 
 # ------------------------------------------------------------------------------ Hugging Face
@@ -303,9 +306,9 @@ def skip_padding_check(model) -> None:
 
 
 class _HFSession(Session):
-    def __init__(self, model, prompt_ids):
+    def __init__(self, model, prompt_ids, read_features: bool = False):
         self.cache = new_dynamic_cache(model.model.config)
-        super().__init__(model, prompt_ids)
+        super().__init__(model, prompt_ids, read_features)
 
     @torch.inference_mode()
     def _forward(self, ids):
@@ -359,8 +362,8 @@ class HFModel(LanguageModel):
         self.cache_keyword = cache_keyword(model)
         skip_padding_check(model)
 
-    def session(self, prompt_ids):
-        return _HFSession(self, prompt_ids)
+    def session(self, prompt_ids, read_features: bool = False):
+        return _HFSession(self, prompt_ids, read_features)
 
     def full_logits(self, ids) -> torch.Tensor:
         """(len(ids), V) float logits of one uncached forward pass over `ids`, on the model's device."""

@@ -88,10 +88,12 @@ class StaticSession(Session):
     needs them), so a draft loop that samples on the GPU does not synchronise per token.
     """
 
-    def __init__(self, model: StaticHFModel, prompt_ids, cache):
+    def __init__(self, model: StaticHFModel, prompt_ids, cache, read_features: bool = False):
         self.model = model
         self.cache = cache
         self.next_logits = None
+        if read_features:  # the prompt's read too (`Session.read_features`)
+            self.read_features = True
         self.tokens = []  # the base class keeps device ids on the device until .tokens is read
         x, host_ids = self._as_input(prompt_ids)
         if x.shape[1] == 0:
@@ -288,8 +290,9 @@ class StaticHFModel(LanguageModel):
         """Whether single-token steps run through torch.compile."""
         return self._compiled is not None
 
-    def session(self, prompt_ids) -> StaticSession:
-        """A session that has read `prompt_ids`, on a pooled cache (back to the pool when the session is dropped)."""
+    def session(self, prompt_ids, read_features: bool = False) -> StaticSession:
+        """A session that has read `prompt_ids`, on a pooled cache (back to the pool when the session is dropped);
+        `read_features`: keeping its last layer's features from the prompt on (`Session.read_features`)."""
         cache = self._free_caches.pop() if self._free_caches else None
         with torch.inference_mode():  # all cache tensors are inference tensors, whoever calls (compiled code guards
             if cache is None:  # on the kind of tensor, and in-place updates need one kind)
@@ -297,7 +300,7 @@ class StaticHFModel(LanguageModel):
             else:
                 cache.reset()
         try:
-            s = StaticSession(self, prompt_ids, cache)
+            s = StaticSession(self, prompt_ids, cache, read_features)
         except BaseException:
             self._free_caches.append(cache)
             raise
