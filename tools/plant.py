@@ -126,6 +126,14 @@ PLANTS = (
         ("tests/test_lm_features.py",),
     ),
     Plant(
+        "prompt-features-missed",
+        "the target is asked for features only after it read the prompt: a draft reading features starts blind",
+        "specviz/lm/engine/loop.py",
+        "                T = pair.target.session(ids, read_features=True)\n",
+        "                T = pair.target.session(ids)\n                T.read_features = True\n",
+        ("tests/test_lm_draft_kinds.py",),
+    ),
+    Plant(
         "default-gamma-four",
         "the library's default γ drifts back to 4 while the CLI and the live view say auto",
         "specviz/lm/engine/settings.py",
