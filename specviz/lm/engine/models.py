@@ -40,8 +40,7 @@ class Session(TreeSession):
         self.model = model
         self.tokens = []
         self.next_logits = None  # (V,) torch float tensor
-        if read_features:  # the prompt's read too: `features` then holds one row per prompt position
-            self.read_features = True
+        self.read_features = read_features  # True: the prompt's read too, `features` one row per prompt position
         ids = list(prompt_ids)
         if not ids:
             raise ValueError("the prompt is empty: give at least one token")

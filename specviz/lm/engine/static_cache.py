@@ -92,8 +92,7 @@ class StaticSession(Session):
         self.model = model
         self.cache = cache
         self.next_logits = None
-        if read_features:  # the prompt's read too (`Session.read_features`)
-            self.read_features = True
+        self.read_features = read_features  # True: the prompt's read too (`Session.read_features`)
         self.tokens = []  # the base class keeps device ids on the device until .tokens is read
         x, host_ids = self._as_input(prompt_ids)
         if x.shape[1] == 0:
