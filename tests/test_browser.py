@@ -738,8 +738,8 @@ def live_dropdown(page, label: str):
     ).locator("select")
 
 
-def live_generate(page, timeout: float = FIRST_PLOT_MS) -> float:
-    """Press the live view's Generate and wait for its timing rounds: the speed-up the status line shows."""
+def live_generate(page, timeout: float = FIRST_PLOT_MS) -> tuple[float, float]:
+    """Press the live view's Generate and wait for its timing rounds: (speed-up shown, tokens per verify step)."""
     status = ".specviz-live .specviz-status"
     page.locator(".specviz-live button.jupyter-button:visible", has_text=re.compile(r"^Generate$")).click()
     wait_sv(page, "/ over \\d+ rounds?/.test(sv.text(arg) || '')", status, timeout=timeout)
@@ -748,18 +748,23 @@ def live_generate(page, timeout: float = FIRST_PLOT_MS) -> float:
     found = re.search(r"speed-up ([\d.]+)× over (\d+) rounds?", text)
     speedup = float(found.group(1))
     assert f"{speedup:.2f}×" in stats, (text, stats)  # the table reads the same pooled figure
-    return speedup
+    counted = re.search(r"(\d+) tokens in (\d+) verify steps", text)
+    assert counted, text
+    return speedup, int(counted.group(1)) / int(counted.group(2))
 
 
 # The first Generate of each offered pair, at its defaults, as a lecturer presses it (issue 31). The panel's
-# speed-up is pooled over timing rounds (live.sweep.speed_rounds), never one 0.6 s run. What the benchmarks
-# measure for each: SmolLM2 + prompt lookup on the rewrite prompt 3.2x (auto, bench_prompt_lookup, "edit"),
-# held here to 1.5; the bundled pair at T = 1 about 1.05-1.15x (bench_auto_vs_plain, ABBA medians over seeds),
-# where pooled first clicks read 0.91-1.19x in fresh processes on an idle machine and 0.74x once in CI with
-# the other worker's tests running. No bar on one click separates that from a regression, so the bundled
-# pair's gain is guarded where it can be measured, by `make bench-check` (auto-vs-plain, fail below 0.90x),
-# and here it only has to be shown: a finite figure, pooled over rounds, the same in the table.
-LOOKUP_FIRST_CLICK_MIN = 1.5
+# speed-up is pooled over timing rounds (live.sweep.speed_rounds), never one 0.6 s run, and it is shown, not
+# held to a bar: a speed-up is a timing, and timings are measured by benchmarks, not asserted in tests. A bar
+# of 1.5x on SmolLM2 + prompt lookup's first click (2.8-3.1x here on an idle machine) read 1.09x in a CI run
+# with the other worker's notebooks and test-floor on the two cores. What this test holds is the count that
+# makes the gain and does not depend on the clock's noise: greedy SmolLM2 copies the rewrite's paragraph, 79
+# tokens to the end of its turn, in 10-19 verify steps (auto 10-14, a fixed γ of 4 19, γ 8 12: 4.2-7.9 tokens
+# a step; plain decoding is 1.0). Below LOOKUP_TOKENS_PER_STEP_MIN the view's lookup drafts little or has its
+# drafts refused. The speed itself is guarded by `make bench-check` (prompt-lookup: ours against
+# transformers' on the copy prompt) and measured by bench_prompt_lookup.py (edit prompt, 3.2x); the bundled
+# pair's gain by bench-check's auto-vs-plain (fail below 0.90x).
+LOOKUP_TOKENS_PER_STEP_MIN = 3.0
 
 
 @browser_test
@@ -773,7 +778,7 @@ def test_real_models_first_generate_shows_auto_and_a_pooled_speedup(dashboard, s
     gamma = live_dropdown(page, "γ (drafts/step)")
     assert gamma.evaluate("s => s.options[s.selectedIndex].text") == "auto"
     assert "free text" in sv(page, "sv.text('.specviz-models')")  # why free text gains little with prompt lookup
-    bundled = live_generate(page)
+    bundled, _ = live_generate(page)
     assert 0 < bundled < float("inf"), f"bundled pair, first Generate: {bundled}"
     save_shot(page, screenshot_dir, "voila-real-models-generated")
 
@@ -783,9 +788,13 @@ def test_real_models_first_generate_shows_auto_and_a_pooled_speedup(dashboard, s
     wait_sv(page, "/smollm2-135m.*warmed up/.test(sv.text(arg) || '')", status, timeout=FIRST_PLOT_MS)
     prompt = page.locator(".specviz-live textarea:visible").first.input_value()
     assert prompt.startswith("Rewrite the following paragraph"), prompt
-    lookup = live_generate(page)
-    print(f"first Generate: bundled pair {bundled:.2f}x, SmolLM2 + prompt lookup (rewrite) {lookup:.2f}x")
-    assert lookup >= LOOKUP_FIRST_CLICK_MIN, f"SmolLM2 + prompt lookup, rewrite prompt, first Generate: {lookup:.2f}x"
+    lookup, per_step = live_generate(page)
+    print(
+        f"first Generate: bundled pair {bundled:.2f}x, "
+        f"SmolLM2 + prompt lookup (rewrite) {lookup:.2f}x, {per_step:.2f} tokens per verify step"
+    )
+    assert 0 < lookup < float("inf"), f"SmolLM2 + prompt lookup, first Generate: {lookup}"
+    assert per_step >= LOOKUP_TOKENS_PER_STEP_MIN, f"SmolLM2 + prompt lookup, rewrite prompt: {per_step:.2f} tokens/step"
     open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
