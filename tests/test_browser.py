@@ -794,7 +794,9 @@ def test_real_models_first_generate_shows_auto_and_a_pooled_speedup(dashboard, s
         f"SmolLM2 + prompt lookup (rewrite) {lookup:.2f}x, {per_step:.2f} tokens per verify step"
     )
     assert 0 < lookup < float("inf"), f"SmolLM2 + prompt lookup, first Generate: {lookup}"
-    assert per_step >= LOOKUP_TOKENS_PER_STEP_MIN, f"SmolLM2 + prompt lookup, rewrite prompt: {per_step:.2f} tokens/step"
+    assert per_step >= LOOKUP_TOKENS_PER_STEP_MIN, (
+        f"SmolLM2 + prompt lookup, rewrite prompt: {per_step:.2f} tokens/step"
+    )
     open_tab(page, "Money diagram")
     problems.assert_none(mark)
 
