@@ -13,7 +13,8 @@ first given the target's features at every prompt position, by `start(features)`
    node's q is the point mass on its own token).
 3. `accept(proposal, path, features)`: what the target kept, the accepted nodes, and, only for a
    kind whose `features` is True, the target's last-layer features (before the final norm) at the
-   positions it kept this step, the last row at the last kept token (None on a step that drafted nothing).
+   positions it kept this step, the last row at the last kept token (on a plain step that drafted
+   nothing, an empty proposal and path with the features of the pending tokens it read).
 4. `rollback(proposal, path, engine)`: put the draft's own state back to the accepted prefix,
    through the engine's planted-bug hooks (`engine.rollback` for a chain, `engine.keep` for a tree).
 

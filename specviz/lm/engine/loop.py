@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from ...samplers.torch_sampling import categorical_torch, residual_rows, verify_chain_torch
-from ..drafts import ONE_HOT, draft_for
+from ..drafts import ONE_HOT, Proposal, draft_for
 from ..gamma.adaptive import as_chooser, recall, remember
 from ..trees.shape import tree_plan
 from .inputs import check_callback, check_model, check_pair, eos_ids, model_prompt
@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from ...exact.standardize import Sampling
-    from ..drafts import Draft, Proposal
+    from ..drafts import Draft
     from ..gamma.chooser import GammaChooser
     from .models import LanguageModel, Session
     from .pair import Pair
@@ -171,7 +171,9 @@ class SpeculativeEngine(TreeSteps):
                 fed = len(seq) - T.length + g  # tokens the target reads in this step
                 widths = plan.widths(int(g)) if plan is not None and g else None  # a tree of depth g, or a chain
                 if g == 0 and cpu:  # a plain step, as lean as plain decoding's (no draft, no phase clock)
-                    rec = self._target_step(T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s)
+                    rec = self._target_step(
+                        T, seq, s, gen_t, len(result.steps), len(result.new_ids), t0 + lookup_s, draft
+                    )
                 else:
                     rec = self._step(
                         T, draft, seq, s, int(g), widths, gen_t, gen_d, len(result.steps), len(result.new_ids)
@@ -214,7 +216,7 @@ class SpeculativeEngine(TreeSteps):
         prop = self.propose(draft, seq, s, g, widths, gen_d)
         clock.mark()
         if not prop.size:  # nothing proposed (a draft with no proposal here): a plain target step
-            return self._target_step(T, seq, s, gen_t, index, start, clock)
+            return self._target_step(T, seq, s, gen_t, index, start, clock, draft)
         verify = self._tree_step if prop.tree else self._chain_step
         return verify(T, draft, prop, seq, s, gen_t, index, start, clock)
 
@@ -314,13 +316,16 @@ class SpeculativeEngine(TreeSteps):
             out.top_q_ids, out.top_q = [[t] for t in drafted], [[1.0]] * g
         return out, k, greedy[k]
 
-    def _target_step(self, T, seq, s: Sampling, gen, index: int, start: int, clock) -> StepRecord:
+    def _target_step(self, T, seq, s: Sampling, gen, index: int, start: int, clock, draft=None) -> StepRecord:
         """A step with no drafts: one plain draw from the target's p (what plain decoding does), one host read.
 
-        `clock`: the step's `StepClock` (marked once so far), or on CPU the perf_counter time the step began.
+        `clock`: the step's `StepClock` (marked once so far), or on CPU the perf_counter time the step began;
+        a `draft` that reads features is given the target's features at the pending tokens it read (an empty path).
         """
         pend = seq[T.length :]
         logits = T.feed(pend)[-1] if pend else T.next_logits  # (V,)
+        if pend and draft is not None and draft.features:
+            draft.accept(Proposal(None, [], ONE_HOT, [], start=len(seq)), [], T.features)
         P = probs_on_device(logits, s)  # (1, V) float64
         y = categorical_torch(P, gen)  # (1,)
         top_n = min(self.top_n, P.shape[-1])
