@@ -737,6 +737,7 @@ def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeyp
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
     values = [v for _, v in pair_choices()]
     assert values[0] == ("bundled", "bundled") and ("smollm2-135m", "prompt-lookup") in values and values[-1] == CUSTOM
+    assert ("smollm2-135m", "smollm2-head") in values  # the learned head bundled for it (specviz.lm.drafts.learned)
     assert {name for name in catalog.MODELS} <= {v[0] for v in values if v != CUSTOM}
     app = L.live_app(ngram_pair, prompt="0", max_new_tokens=10, ar_baseline=False)
     assert app.pair_choice.value == ("bundled", "bundled")

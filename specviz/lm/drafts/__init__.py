@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .base import ONE_HOT, Draft, Proposal, Summary
+from .learned import HeadDraft, build_head
 from .lookup import LookupDraft
 from .model import ModelDraft
 from .prompt_lookup import PromptLookupModel
@@ -66,4 +67,11 @@ register(
     lambda d: (
         f"prompt lookup over the target's {d.vocab_size} tokens (suffixes of {d.max_ngram} to {d.min_ngram} tokens)"
     ),
+)
+register(
+    "head",
+    HeadDraft,
+    "smollm2-head",
+    build_head,
+    lambda d: f"a learned EAGLE-style head over the target's features ({len(d.ids)}-token vocabulary)",
 )

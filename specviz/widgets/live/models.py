@@ -23,6 +23,7 @@ import ipywidgets as W
 from ...foundation.i18n import t
 from ...foundation.palette import INK
 from ...lm.drafts import BUILT
+from ...lm.drafts.learned import HEADS
 from ...lm.load import catalog
 from ...lm.load.loading import PROMPT_LOOKUP
 from ...lm.stats.fates import DIM_STYLE
@@ -53,7 +54,8 @@ def is_fetched(name: str) -> bool:
 
 
 def pair_choices() -> list:
-    """(label, value) of each pair offered: the bundled pair, NAME + prompt lookup per catalogue model, "other"."""
+    """(label, value) of each pair offered: the bundled pair, NAME + prompt lookup per catalogue model (and NAME +
+    its learned head where one is bundled), "other"."""
     out = [(t("live.choice_bundled"), BUNDLED_PAIR)]
     for name in sorted(catalog.MODELS):
         label = t("live.choice_lookup", name=name)
@@ -65,6 +67,11 @@ def pair_choices() -> list:
         if not fetched:
             label = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=label)
         out.append((label, (name, PROMPT_LOOKUP)))
+        if name in HEADS:  # a learned draft head is bundled for this target
+            head = t("live.choice_head", name=name)
+            if not fetched:
+                head = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=head)
+            out.append((head, (name, HEADS[name])))
     return out + [(t("live.choice_custom"), CUSTOM)]
 
 
