@@ -1034,7 +1034,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "live.models": {"en": "models", "zh": "模型"},
     "live.choice_bundled": {"en": "bundled pair (Shakespeare, offline)", "zh": "内置模型对（莎士比亚，离线可用）"},
     "live.choice_lookup": {"en": "{name} + prompt lookup", "zh": "{name} + 提示词查找"},
-    "live.choice_head": {"en": "{name} + learned head (EAGLE-style)", "zh": "{name} + 训练所得的草稿头（EAGLE 式）"},
+    "live.choice_head": {"en": "{name} + learned head (EAGLE-style)", "zh": "{name} + 训练所得的特征草稿头"},
     "live.choice_not_fetched": {"en": "{label} (not fetched yet)", "zh": "{label}（尚未下载）"},
     "vllm.model": {"en": "model_name", "zh": "模型名"},
     "vllm.model_hint": {"en": "the only one on the page", "zh": "页面上唯一的那个"},
