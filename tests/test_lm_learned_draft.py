@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # each test builds a transformers model (the file's first: 10 s); the fast lane has none
 
 import numpy as np  # noqa: E402
 from test_lm_tree_engine import PROMPT, L, V, chi_square_pvalue, exact_continuations  # noqa: E402
@@ -40,6 +40,8 @@ class TinyTarget(HFModel):
 
 
 def tiny_pair() -> Pair:
+    import transformers
+
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(
         vocab_size=V,
@@ -72,7 +74,6 @@ def law_pvalue(pair, tree, gamma, n, seed) -> float:
     return chi_square_pvalue(counts, exact_continuations(pair.target, PROMPT, L, Sampling()))
 
 
-@pytest.mark.slow  # 10 s: the first transformers model of the file
 def test_the_head_is_a_registered_kind_and_its_q_is_zero_outside_its_vocabulary():
     pair = tiny_pair()
     assert isinstance(draft_for(pair.draft, pair.draft.session(PROMPT)), HeadDraft) and KINDS["head"] is HeadDraft
@@ -103,7 +104,6 @@ def offline_first_q(pair, text: list, first_step: bool) -> torch.Tensor:
         return torch.softmax(m.logits(f)[0].double(), -1)
 
 
-@pytest.mark.slow  # 4 s: three sampled runs, an uncached pass per step
 def test_the_first_drafts_q_is_what_the_head_computes_from_the_targets_true_features():
     """The head's state in a run (its cache rolled back after each rejection, the features of the kept
     positions, before the final norm) gives the q an uncached pass over the text gives: checked at every
