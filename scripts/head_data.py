@@ -131,21 +131,27 @@ def main() -> None:
                 break
         return {"tokens": toks, "features": feats}, total
 
+    def skip(saved: Path) -> int:
+        """Resume: pass over the usable conversations `saved` holds (read in this order before); its tokens."""
+        got = torch.load(saved)
+        for _ in got["tokens"]:
+            while chat_ids(tok, next(order), args.max_len) is None:
+                pass
+        return sum(len(t) for t in got["tokens"])
+
     held = out / "held-out.pt"
     t0 = time.time()
-    data, n = take(None, args.held_out)
-    if not held.exists():
+    if held.exists():
+        skip(held)
+    else:
+        data, n = take(None, args.held_out)
         torch.save(data, held)
-    print(f"held-out: {len(data['tokens'])} conversations, {n} tokens", flush=True)
+        print(f"held-out: {len(data['tokens'])} conversations, {n} tokens", flush=True)
     done = resumed = 0
     for k in range((args.tokens + args.shard_tokens - 1) // args.shard_tokens):
         path = out / f"shard-{k:03d}.pt"
         if path.exists():  # resume: skip the conversations this shard holds
-            got = torch.load(path)
-            for _ in got["tokens"]:
-                while chat_ids(tok, next(order), args.max_len) is None:
-                    pass
-            done += sum(len(t) for t in got["tokens"])
+            done += skip(path)
             resumed = done
             t0 = time.time()
             continue

@@ -286,7 +286,7 @@ def main() -> None:
     budget = args.minutes * 60
     t0 = time.time()
     rng, gen = random.Random(args.seed), torch.Generator().manual_seed(args.seed)
-    steps = passes = epoch = 0
+    steps = passes = 0
     last_save, last_eval, log, curve = t0, t0, [], []
 
     def save(final: bool) -> dict:
@@ -358,7 +358,6 @@ def main() -> None:
             if time.time() - last_save > args.save_every * 60:
                 save(False)
                 last_save = time.time()
-        epoch += 1
     result = save(True)
     print(f"done: {steps} steps, {passes / n_tokens:.2f} epochs; held-out {result}", flush=True)
 

@@ -50,7 +50,7 @@ HEADS = {"smollm2-135m": "smollm2-head"}
 
 def load_head(folder: Path = HEAD_DIR) -> FeatureHead:
     """The head saved in `folder` by scripts/train_head.py (float32, eval mode)."""
-    from safetensors.torch import load_file
+    from safetensors.torch import load
 
     folder = Path(folder)
     weights, record = folder / "head.safetensors", folder / "training.json"
@@ -61,13 +61,14 @@ def load_head(folder: Path = HEAD_DIR) -> FeatureHead:
                 "specviz) or train one (make head)"
             )
     meta = json.loads(record.read_text())
-    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    data = weights.read_bytes()  # read once: hashed, then parsed
+    digest = hashlib.sha256(data).hexdigest()
     if digest != meta.get("sha256"):
         raise ValueError(
             f"{weights} is damaged: its sha256 is {digest[:12]}…, training.json records {str(meta.get('sha256'))[:12]}…; "
             "restore it (git checkout -- specviz/lm/bundled/smollm2-head, or reinstall specviz) or retrain it (make head)"
         )
-    state = load_file(str(weights))
+    state = load(data)
     cfg = meta["config"]
     head = FeatureHead(vocab_ids=state.pop("vocab_ids").long(), **cfg)
     head.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
@@ -131,6 +132,7 @@ class HeadDraft(Draft):
         self.m = session.model  # the HeadModel (its session is the model and the prompt)
         self.feats = None  # (m, H) the target's normed features so far, positions 0..m-1
         self.cache, self.c = None, 0  # the head's entries 0..c-1, read from true features
+        self._last = None  # (1, H) the last true entry's prediction: the first draft's feature when f_{L-1} is unknown
 
     def start(self, features) -> None:
         self.feats = self.m.norm(features)
