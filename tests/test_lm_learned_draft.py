@@ -205,3 +205,19 @@ def test_the_bundled_head_is_checked_and_refuses_another_target(tmp_path):
     target = tiny_pair().target  # hidden size 8
     with pytest.raises(ValueError, match="features of width 576.*tiny-llama has hidden size 8"):
         HeadModel(target, head, V)
+
+
+def test_the_closeup_names_the_mass_the_head_cannot_propose():
+    """The live close-up of a drafted token: p recomputed exactly, and p's mass on the tokens outside the head's
+    vocabulary (token 1 here) named, equal to the target's own p(1) after that prefix, read off the target."""
+    from specviz.widgets.live.closeup import token_closeup
+
+    pair = tiny_pair()
+    r = speculative_generate(pair, PROMPT, 12, 2, seed=0)
+    drafted = [i for s in r.steps for i in range(s.start, s.start + min(s.gamma, s.n_emitted))]
+    assert drafted, "no drafted token to look at"
+    for i in drafted[:3]:
+        sel = token_closeup(pair, r, i)
+        p_one = float(pair.target.probs_for(list(PROMPT) + list(r.new_ids[:i]))[1])
+        assert abs(sel["outside_mass"] - p_one) < 1e-9, (sel["outside_mass"], p_one)
+        assert f"{p_one:.3f}" in sel["explanation"] and sel["q"] is not None

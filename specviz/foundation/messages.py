@@ -964,6 +964,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": " (values from the recorded top-8 lists; the rest is in “other”)",
         "zh": "（数值取自记录下来的前 8 名列表，其余都在“其他”里）",
     },
+    "live.cut_vocabulary": {
+        "en": "The draft proposes only {n:,} of the {V:,} tokens (q = 0 on the rest): p puts {mass:.3f} there, "
+        "all of it in the residual (p − q)⁺, so a rejection can still reach those tokens and the output stays exact.",
+        "zh": "草稿只会提出 {V:,} 个 token 中的 {n:,} 个（其余的 q = 0）：p 在其余 token 上的概率是 {mass:.3f}，"
+        "这部分全在残差 (p − q)⁺ 里，所以拒绝之后仍能抽到它们，输出依然精确。",
+    },
     "live.closeup_title": {"en": "Token #{i} “{name}”: {fate}", "zh": "token #{i}“{name}”：{fate}"},
     "live.accepted_sub": {
         "en": "draft “{d}” kept (q = {qd:.3f}, p = {pd:.3f}): it came through the blue overlap min(p, q)",

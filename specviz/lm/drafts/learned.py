@@ -105,6 +105,7 @@ class HeadModel(LanguageModel):
         lm = hf.get_output_embeddings().weight.detach()
         self.lm = lm[head.vocab_ids.to(lm.device)].float().to(self.device)  # (V', H)
         self.ids = head.vocab_ids.to(self.device)  # (V',)
+        self.kept_vocabulary = self.ids  # what the live view's close-up names: q = 0 outside these
 
     def session(self, prompt_ids, read_features: bool = False):
         return SimpleNamespace(model=self, prompt=list(prompt_ids))

@@ -47,6 +47,26 @@ def exact_distributions(pair, prefix, sampling: Sampling):
     return host_array(p).reshape(-1), host_array(q).reshape(-1)
 
 
+def kept_vocabulary(draft) -> np.ndarray | None:
+    """The token ids a draft can propose when it keeps only some (the learned head's), else None."""
+    kept = getattr(draft, "kept_vocabulary", None)
+    return None if kept is None else host_array(kept).reshape(-1).astype(np.int64)
+
+
+def outside_mass(draft, p_full) -> float | None:
+    """p's mass on the tokens `draft` cannot propose (q = 0 there: all of it is in the residual), or None.
+
+    >>> from types import SimpleNamespace
+    >>> round(outside_mass(SimpleNamespace(kept_vocabulary=[0, 2]), np.array([0.5, 0.3, 0.2])), 12)
+    0.3
+    """
+    kept = kept_vocabulary(draft)
+    if kept is None or p_full is None:
+        return None
+    p = host_array(p_full).reshape(-1)
+    return float(max(0.0, 1.0 - p[kept].sum()))
+
+
 def step_of(result, i: int):
     """The verify-step record that emitted generated token i (ValueError when there is none)."""
     i = int(i)
@@ -92,8 +112,9 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
     Returns a dict: figure, patch (`position_money_patch`, for `live_figure`), position,
     token, fate ("accepted", "resampled", "bonus", "target"), step, offset (draft position
     − 1), gamma, ids, names (with "other" last), p, q (None for a bonus token), top_p, top_q,
-    alpha (exact Σ min(p, q) there, recorded), exact, title, subtitle, explanation (a
-    sentence saying what happened).
+    alpha (exact Σ min(p, q) there, recorded), exact (p and q both recomputed), outside_mass (p's mass
+    outside a draft's kept vocabulary, the learned head's, else None), title, subtitle, explanation (a
+    sentence saying what happened, and for a head with a kept vocabulary the mass it cannot propose).
     """
     i = int(i)
     rec = step_of(result, i)
@@ -106,11 +127,18 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
     drafted = int(rec.drafted[j]) if j < rec.gamma else None
     p_full = q_full = None
     if exact:
+        prefix = list(result.prompt_ids) + list(result.new_ids[:i])
+        sampling = Sampling(temperature, top_k, top_p)
         try:
-            prefix = list(result.prompt_ids) + list(result.new_ids[:i])
-            p_full, q_full = exact_distributions(pair, prefix, Sampling(temperature, top_k, top_p))
-        except Exception:  # noqa: BLE001 - fall back to the recorded top lists
+            p_full, q_full = exact_distributions(pair, prefix, sampling)
+        except Exception:  # noqa: BLE001 - fall back to the recorded top lists (q: a draft with no fresh session)
             p_full = q_full = None
+            try:
+                p_full = host_array(
+                    process_logits(host_logits(pair.target.session(prefix).next_logits), sampling)
+                ).reshape(-1)
+            except Exception:  # noqa: BLE001
+                p_full = None
     name = token_label(tok, token)
     title = t("live.closeup_title", i=i, name=name, fate=FATE_LABELS[fate])
     if fate in ("bonus", "target") or not tq:
@@ -127,6 +155,9 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         sub, explain = _explain(fate, tok, drafted, token, rec.p_drafted[j], rec.q_drafted[j])
         fig = position_money_diagram(p_vec, q_vec, names, title, sub)
     alpha = rec.alphas[j] if (j < len(rec.alphas) and q_vec is not None) else None
+    outside = outside_mass(pair.draft, p_full)
+    if outside is not None and q_vec is not None:
+        explain += " " + t("live.cut_vocabulary", mass=outside, n=len(kept_vocabulary(pair.draft)), V=len(p_full))
     patch = position_money_patch(p_vec, q_vec, names, title, sub)
     return dict(
         figure=fig,
@@ -144,7 +175,8 @@ def token_closeup(pair, result, i: int, temperature=1.0, top_k=None, top_p=None,
         top_p=tp,
         top_q=tq,
         alpha=alpha,
-        exact=p_full is not None,
+        exact=p_full is not None and (q_full is not None or q_vec is None),
+        outside_mass=outside,
         title=title,
         subtitle=sub,
         explanation=explain,
