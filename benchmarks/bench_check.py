@@ -27,6 +27,9 @@ How each is measured (the benchmark modules' own functions, imported, not copied
   transformers' `prompt_lookup_num_tokens=10` on bench_prompt_lookup.py's "copy" prompt,
   greedy, alternating rounds (its `paired`), fastest CPU time of each; every output is checked
   token for token against plain greedy decoding;
+- learned-head: SmolLM2-135M-Instruct with the bundled learned head (`draft="smollm2-head"`, gamma="auto")
+  against plain decoding on the same pair, greedy, the free-text prompt of `specviz.lm.stats.prompts`, 120
+  tokens, alternating rounds, fastest CPU time of each; both outputs are checked against plain greedy decoding;
 - test-fast: `make test-fast`'s wall time, as the fast lane recorded it (build/test-fast.json, written by
   tools/lane_record.py when `make test` or `make test-fast` ran it on this very tree: CI's `make test` runs
   it first, alone), else `make test-fast` run now as a subprocess;
@@ -109,6 +112,16 @@ GOALS = (
         "higher",
         "issue 17, goal 3 (bench_prompt_lookup.py): >= 1.1x as a geometric mean over its 5 prompts "
         "(copy alone recorded 1.21)",
+    ),
+    Goal(
+        "learned-head",
+        'the learned head (gamma="auto") / plain decoding, SmolLM2, greedy, free-text prompt',
+        1.2,
+        0.85,
+        "x",
+        "higher",
+        "issue 41 (bench_head.py): greedy >= 1.2x plain (aim 1.5x); recorded 1.31x on free text, about 1.0x "
+        "of transformers' generate; fail line generous, as the issue asks",
     ),
     Goal(
         "test-fast",
@@ -392,6 +405,54 @@ def measure_prompt_lookup() -> Reading:
     )
 
 
+HEAD_ROUNDS = 3  # alternating rounds of (plain, head auto), greedy, 120 tokens each
+
+
+def measure_learned_head() -> Reading:
+    import torch
+
+    from specviz.lm.load import catalog
+
+    target = "smollm2-135m"
+    found = catalog.state(target)
+    if not found.ok:
+        return Reading(error=f"SmolLM2 is not usable ({found.message('target')}): run make models")
+    bpl = _bench("bench_prompt_lookup")
+    from specviz.lm import autoregressive_generate, load_pair, speculative_generate
+    from specviz.lm.stats.prompts import TASK_PROMPTS
+
+    torch.set_num_threads(1)
+    pair = load_pair(target, draft="smollm2-head", device="cpu", progress=False, hf_progress=False)
+    ids, N = pair.encode(TASK_PROMPTS["free text"]), 120
+    kw = dict(temperature=0, stop_at_eos=True, threads=None)
+    want = autoregressive_generate(pair, ids, N, **kw).new_ids  # the reference, and the warm-up
+    speculative_generate(pair, ids, 8, "auto", temperature=0, threads=None)
+    run = {
+        "plain": lambda: autoregressive_generate(pair, ids, N, **kw),
+        "head": lambda: speculative_generate(pair, ids, N, "auto", **kw),
+    }
+    differ = []
+
+    def check(key, r):
+        if r.new_ids != want:
+            differ.append(key)
+
+    results, cpu, wall = bpl.paired(run, HEAD_ROUNDS, check)
+    if differ:
+        return Reading(error=f"outputs differ from plain greedy decoding: {sorted(set(differ))}")
+    from specviz.lm.stats.stats import spec_stats
+
+    st = spec_stats([results["head"]])
+    ratio = min(cpu["plain"]) / min(cpu["head"])
+    return Reading(
+        ratio,
+        detail=f"{len(want)} tokens, identical for both; fastest CPU time of {HEAD_ROUNDS} alternating rounds "
+        f"(head {min(cpu['head']):.2f} s, plain {min(cpu['plain']):.2f} s); "
+        f"medians {statistics.median(cpu['plain']) / statistics.median(cpu['head']):.2f}x; "
+        f"alpha {st.alpha:.2f}, {st.tokens_per_step:.2f} tokens per target call",
+    )
+
+
 TEST_SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed).*?) in [\d.]+s")
 
 
@@ -460,6 +521,7 @@ MEASURES = {
     "torch-sampler": measure_torch_sampler,
     "auto-vs-plain": measure_auto_vs_plain,
     "prompt-lookup": measure_prompt_lookup,
+    "learned-head": measure_learned_head,
     "test-fast": measure_test_fast,
     "first-plot": measure_first_plot,
 }
