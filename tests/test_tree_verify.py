@@ -337,24 +337,27 @@ def test_a_seed_fixes_the_verdict():
 
 
 def test_no_host_read_inside(monkeypatch):
-    """Nothing leaves the device inside verify_tree_torch, the layout of a new shape included (counted by patching)."""
+    """Nothing leaves the device inside verify_tree_torch(check=False), the layout of a new shape included (counted by
+    patching); the checked default reads the device once a call, for its check."""
     PT, QT = tables()
     tokens, parents = draft_tree((2, 3, 1, 1), ROOT, QT, np.random.default_rng(5))
     rows = torch.tensor([ROOT] + tokens)
     args = (PT[rows], QT[rows], torch.tensor(tokens))
     reads = spy_host_reads(monkeypatch)
-    v = verify_tree_torch(*args, parents, torch.Generator().manual_seed(0))
-    verify_tree_torch(*args, parents, greedy=True)
+    v = verify_tree_torch(*args, parents, torch.Generator().manual_seed(0), check=False)
+    verify_tree_torch(*args, parents, greedy=True, check=False)
     inside = list(reads)
     v.token.item()  # the caller's one read: the spy sees it
+    verify_tree_torch(*args, parents, torch.Generator().manual_seed(0))
+    verify_tree_torch(*args, parents, greedy=True)
     monkeypatch.undo()
     assert inside == [], f"host reads inside verify_tree_torch: {inside}"
-    assert reads == ["item"]
+    assert reads == ["item", "__bool__", "__bool__"]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_no_synchronisation_on_cuda():
-    """On a GPU, CUDA's own sync detector finds no synchronisation; greedy agrees with the CPU."""
+    """On a GPU, CUDA's own sync detector finds no synchronisation (check=False); greedy agrees with the CPU."""
     dev = torch.device("cuda")
     PT, QT = tables()
     tokens, parents = draft_tree((3, 2, 2, 1), ROOT, QT, np.random.default_rng(6))
@@ -365,9 +368,9 @@ def test_no_synchronisation_on_cuda():
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
-        v = verify_tree_torch(P, Q, t, parents, gen)
-        g = verify_tree_torch(P, Q, t, parents, greedy=True)
-        verify_tree_torch(P, None, t, parents, gen, one_hot=True)  # the one-hot walk (its children may repeat here)
+        v = verify_tree_torch(P, Q, t, parents, gen, check=False)
+        g = verify_tree_torch(P, Q, t, parents, greedy=True, check=False)
+        verify_tree_torch(P, None, t, parents, gen, one_hot=True, check=False)  # the one-hot walk (children may repeat)
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert 0 <= int(v.token) < V and int(v.accepted) == int((v.fates == 1).sum())
@@ -461,7 +464,8 @@ def test_one_hot_greedy_and_host_reads(monkeypatch):
     g2 = verify_tree_torch(PT[rows], QT[rows], torch.tensor(tokens), parents, greedy=True)
     assert all(torch.equal(getattr(g1, n), getattr(g2, n)) for n in ("path", "token", "fates", "residual", "bonus"))
     reads = spy_host_reads(monkeypatch)
-    verify_tree_torch(PT[rows], None, torch.tensor(tokens), parents, torch.Generator().manual_seed(0), one_hot=True)
+    gen = torch.Generator().manual_seed(0)
+    verify_tree_torch(PT[rows], None, torch.tensor(tokens), parents, gen, one_hot=True, check=False)
     inside = list(reads)
     monkeypatch.undo()
     assert inside == [], f"host reads inside the one-hot walk: {inside}"

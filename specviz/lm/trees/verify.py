@@ -35,6 +35,14 @@ from `gen` (a node uses its own when it is tested), then the final draw: a seed 
 >>> w = verify_tree_torch(P, None, torch.tensor([1, 2]), [-1, -1], torch.Generator().manual_seed(0), one_hot=True)
 >>> w.fates.tolist(), w.residual.tolist(), int(w.token)   # both rejected: R is P[0] with 1 and 2 removed
 ([0, 0], [1.0, 0.0, 0.0], 0)
+
+The numbers are checked by default (one host read); `check=False`, the engine's path, trusts them:
+
+>>> bad = P.clone(); bad[1] *= 2                  # row 1 sums to 2
+>>> verify_tree_torch(bad, Q, torch.tensor([0, 2]), [-1, 0], torch.Generator().manual_seed(0))
+Traceback (most recent call last):
+...
+ValueError: P row 1 sums to 2, not 1 (tolerance 8.3e-07 for float64 rows of length 3)
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from dataclasses import dataclass
 import torch
 
 from ...foundation.checks import MAX_TREE_NODES, integer
+from ...samplers.torch_rows import ACCUMULATE, diagnose, rows_ok
 from ...samplers.torch_sampling import categorical_torch, residual_rows
 
 
@@ -144,8 +153,38 @@ def _check(P, Q, tokens, lay: TreeLayout, one_hot: bool) -> None:
         )
 
 
+def _check_values(P, Q, tokens, lay: TreeLayout, one_hot: bool) -> None:
+    """The numbers, with one host read when all is well: P's rows finite, non-negative, summing to 1; Q's the same
+    for the rows whose children were drawn from them (a leaf's row is unused and may be zeros); tokens in 0..V-1.
+    A ValueError names the first problem (tensor, row, token); `diagnose` reads more only for a bad call."""
+    V = P.shape[1]
+    in_vocab = ((tokens >= 0) & (tokens < V)).all()
+    Sp = P.sum(-1, dtype=ACCUMULATE.get(P.dtype, torch.float64))
+    if one_hot:
+        ok = rows_ok(P, P, Sp, Sp, V) & in_vocab
+    else:
+        Sq = Q.sum(-1, dtype=ACCUMULATE.get(Q.dtype, torch.float64))
+        Sq = torch.where(lay.has_children, Sq, torch.ones_like(Sq))  # a leaf's row: not read, not summed
+        ok = rows_ok(P, Q, Sp, Sq, V) & in_vocab
+    if bool(ok):  # the one host read of a checked call
+        return
+    if not bool(in_vocab):
+        i = int(((tokens < 0) | (tokens >= V)).nonzero()[0])
+        raise ValueError(
+            f"tokens[{i}] is {int(tokens[i])}: a drafted token id must be in 0..{V - 1} (P has {V} columns)"
+        )
+    diagnose((("P", P),) if one_hot else (("P", P), ("Q", Q)), (Sp,) if one_hot else (Sp, Sq))
+
+
 def verify_tree_torch(
-    P, Q, tokens, parents, gen: torch.Generator | None = None, greedy: bool = False, one_hot: bool = False
+    P,
+    Q,
+    tokens,
+    parents,
+    gen: torch.Generator | None = None,
+    greedy: bool = False,
+    one_hot: bool = False,
+    check: bool = True,
 ) -> TreeVerdict:
     """Walk a draft tree with the multi-draft rule on the device: the accepted path, the final token, the fates.
 
@@ -154,10 +193,19 @@ def verify_tree_torch(
     (rows of leaves are unused). `one_hot=True`: each child's q is the point mass on its own token
     (distinct siblings, as prompt lookup's trie has) and Q may be None. tokens (N,) int64 on the
     device. parents: a host list (node i's parent, -1 the root) or a `tree_layout`. gen: the
-    device's generator (unused when greedy). No host synchronisation: read the verdict once.
+    device's generator (unused when greedy).
+
+    check (default True): the numbers are checked first, with one host read: P's rows (and Q's rows that have
+    children) finite, non-negative and summing to 1 within `sum_tolerance`, every drafted id in 0..V-1; a
+    ValueError names the first problem. `check=False` is the unchecked path, with no host synchronisation (read
+    the verdict once): only for a caller that has checked its rows already, as the engine's tree step
+    (`specviz.lm.engine.tree_step`) has its logits; given NaNs or unnormalised rows it returns a path all the same.
+
     """
     lay = parents if isinstance(parents, TreeLayout) else tree_layout(parents, P.device)
     _check(P, Q, tokens, lay, one_hot)
+    if check:
+        _check_values(P, Q, tokens, lay, one_hot)
     dev, N = P.device, lay.n_nodes
     token_of = torch.cat([tokens.new_zeros(1), tokens]).long()  # by row; row 0 (the root) drafts nothing
     if not greedy:  # u_r q(x_r) for every node row r, its uniform drawn up front; q(x_r) = 0 (never drafted): inf
