@@ -34,6 +34,8 @@ import inspect
 
 import torch
 
+from ...foundation.checks import exact_int
+
 
 def _transformers_version() -> str:
     import transformers
@@ -90,6 +92,52 @@ class TreeSession:
         raise NotImplementedError
 
 
+def _whole(x, what: str) -> int:
+    """x as an int when it is a whole number (an int, a numpy or 0-d tensor integer); a TypeError names `what`."""
+    if type(x) is int:  # the fast path: the engine's lists
+        return x
+    n = exact_int(x)
+    if n is None:
+        raise TypeError(f"{what} must be an integer, got {x!r:.60}")
+    return n
+
+
+def check_parents(parents, n_before: int = 0, what: str = "parents") -> tuple:
+    """`parents` as a tuple of ints, each -1 (a child of the root) or an earlier node: a list that names a later
+    node (or the node itself) would be a cycle, and every layout function here refuses it before walking it.
+
+    `n_before`: nodes already read before these (a `feed_tree` call's own nodes may hang under them).
+
+    >>> check_parents([-1, 0, 0])
+    (-1, 0, 0)
+    >>> check_parents([1, 0])
+    Traceback (most recent call last):
+    ...
+    ValueError: parents: tree node 0 has parent 1: give -1 (the root) or an earlier node (none here); a later node or the node itself would make a cycle
+    """
+    if parents is None or isinstance(parents, (str, bytes, dict)) or not hasattr(parents, "__len__"):
+        raise TypeError(f"{what} must be a list of node indices (-1 for the root), got {parents!r:.60}")
+    if isinstance(parents, torch.Tensor):
+        parents = parents.tolist()
+    out = tuple(_whole(p, f"{what}[{i}]") for i, p in enumerate(parents))
+    for i, p in enumerate(out):
+        if not -1 <= p < n_before + i:
+            earlier = f"0..{n_before + i - 1}" if n_before + i else "none here"
+            raise ValueError(
+                f"{what}: tree node {n_before + i} has parent {p}: give -1 (the root) or an earlier node ({earlier}); "
+                "a later node or the node itself would make a cycle"
+            )
+    return out
+
+
+def _count(x, what: str, hi: int) -> int:
+    """A whole number 0..hi (a node count or a node index); errors name `what` and the range."""
+    n = _whole(x, what)
+    if not 0 <= n <= hi:
+        raise ValueError(f"{what} must be in 0..{hi}, got {n}")
+    return n
+
+
 def check_tree(ids, parents, n_before: int) -> tuple:
     """(ids, parents) checked: ids a list of ints or a 1-D integer tensor, parents a tuple (-1 or an earlier node)."""
     if isinstance(ids, torch.Tensor):
@@ -98,21 +146,24 @@ def check_tree(ids, parents, n_before: int) -> tuple:
                 f"feed_tree takes a 1-D integer tensor of token ids, got {ids.dtype} of shape {tuple(ids.shape)}"
             )
     else:
-        ids = [int(t) for t in ids]
-    parents = tuple(int(p) for p in (parents.tolist() if isinstance(parents, torch.Tensor) else parents))
+        if ids is None or isinstance(ids, (str, bytes, dict)) or not hasattr(ids, "__len__"):
+            raise TypeError(f"feed_tree takes a list of token ids, got {ids!r:.60}")
+        ids = [_whole(t, f"feed_tree's ids[{i}] (a token id)") for i, t in enumerate(ids)]
+        if any(t < 0 for t in ids):
+            i = next(i for i, t in enumerate(ids) if t < 0)
+            raise ValueError(f"feed_tree's ids[{i}] is {ids[i]}: token ids are >= 0")
+    parents = check_parents(parents, n_before, "feed_tree's parents")
     if len(parents) != len(ids):
         raise ValueError(f"feed_tree got {len(ids)} token ids but {len(parents)} parents")
-    for i, p in enumerate(parents):
-        if not -1 <= p < n_before + i:
-            raise ValueError(
-                f"tree node {n_before + i} has parent {p}: give -1 (the last committed token) or an earlier node "
-                f"0..{n_before + i - 1}"
-            )
     return ids, parents
 
 
 def tree_depths(parents) -> tuple:
     """Each node's depth: 0 for a child of the root (the last committed token), its parent's + 1 otherwise."""
+    return _depths(check_parents(parents))
+
+
+def _depths(parents: tuple) -> tuple:
     depths = []
     for p in parents:
         depths.append(0 if p < 0 else depths[p] + 1)
@@ -121,6 +172,15 @@ def tree_depths(parents) -> tuple:
 
 def path_to(parents, node: int) -> list:
     """The nodes from a child of the root down to `node`, in order (the root itself is committed, not a node)."""
+    parents = check_parents(parents)
+    node = _whole(node, "node")
+    if not -1 <= node < len(parents):
+        raise ValueError(f"node must be -1 (the root: an empty path) or a tree node 0..{len(parents) - 1}, got {node}")
+    return _path_to(parents, node)
+
+
+def _path_to(parents: tuple, node: int) -> list:
+    """`path_to` for checked parents (each earlier than its child, so the walk ends)."""
     chain = []
     while node >= 0:
         chain.append(node)
@@ -130,8 +190,11 @@ def path_to(parents, node: int) -> list:
 
 def check_path(path, parents) -> list:
     """`path` checked as a chain of tree nodes down from a child of the root (each the parent of the next)."""
-    path = [int(i) for i in path]
-    if path and (not all(0 <= i < len(parents) for i in path) or path_to(parents, path[-1]) != path):
+    parents = check_parents(parents)
+    if path is None or isinstance(path, (str, bytes, dict)) or not hasattr(path, "__iter__"):
+        raise TypeError(f"keep_path takes a list of tree nodes, got {path!r:.60}")
+    path = [_whole(i, f"keep_path's path[{k}]") for k, i in enumerate(path)]
+    if path and (not all(0 <= i < len(parents) for i in path) or _path_to(parents, path[-1]) != path):
         raise ValueError(
             f"keep_path takes a chain of tree nodes down from a child of the root, each the parent of the next; "
             f"got {path} for parents {list(parents)}"
@@ -150,9 +213,17 @@ def path_ids(parts, path):
 
 
 def tree_paths(parts, parents, n_new: int) -> list:
-    """For each of the last `n_new` nodes, the token ids (ints) of the path down to it (for uncached models)."""
+    """For each of the last `n_new` nodes, the token ids (ints) of the path down to it (for uncached models).
+
+    `parts`: the ids fed so far, one list (or 1-D tensor) per `feed_tree` call, `len(parents)` ids in all.
+    """
+    parents = check_parents(parents)
+    n_new = _count(n_new, "n_new (the nodes just read)", len(parents))
+    given = sum(len(part) for part in parts)
+    if given != len(parents):
+        raise ValueError(f"tree_paths got {given} token ids in its parts but {len(parents)} parents: one id a node")
     first = len(parents) - n_new
-    return [[int(t) for t in path_ids(parts, path_to(parents, node))] for node in range(first, len(parents))]
+    return [[int(t) for t in path_ids(parts, _path_to(parents, node))] for node in range(first, len(parents))]
 
 
 def tree_mask(parents, n_new: int, committed: int, dtype, device) -> torch.Tensor:
@@ -160,10 +231,15 @@ def tree_mask(parents, n_new: int, committed: int, dtype, device) -> torch.Tenso
 
     Row i is node len(parents) - n_new + i: it sees every committed position, its ancestors and itself.
     """
+    parents = check_parents(parents)
     total = len(parents)
+    n_new = _count(n_new, "n_new (the nodes just read)", total)
+    committed = _whole(committed, "committed (the positions before the tree)")
+    if committed < 0:
+        raise ValueError(f"committed (the positions before the tree) must be >= 0, got {committed}")
     sees = torch.zeros((n_new, total), dtype=torch.bool)
     for row, node in enumerate(range(total - n_new, total)):
-        sees[row, path_to(parents, node)] = True
+        sees[row, _path_to(parents, node)] = True
     tree = torch.full((n_new, total), torch.finfo(dtype).min, dtype=dtype).masked_fill_(sees, 0)
     prefix = torch.zeros((n_new, committed), dtype=dtype, device=device)
     return torch.cat([prefix, tree.to(device)], dim=1)[None, None]
@@ -171,7 +247,8 @@ def tree_mask(parents, n_new: int, committed: int, dtype, device) -> torch.Tenso
 
 def tree_positions(parents, n_new: int, committed: int, device) -> torch.Tensor:
     """(1, n_new) position ids of the last n_new nodes: committed + depth."""
-    depths = tree_depths(parents)[len(parents) - n_new :]
+    parents = check_parents(parents)
+    depths = _depths(parents)[len(parents) - _count(n_new, "n_new (the nodes just read)", len(parents)) :]
     return torch.tensor([[committed + d for d in depths]], dtype=torch.long, device=device)
 
 
