@@ -22,6 +22,10 @@ from ..foundation.checks import integer, real
 from ..foundation.validate import as_dist
 from .theory import acceptance_prob, resample_dist
 
+MAX_TOP_K = 2**24
+"""The largest top-k taken (16,777,216: beyond any vocabulary, whose largest are ~262,144 tokens); a larger one is
+refused, not read as "off" (None or 0 say that), so a typo such as 2**70 is named at once."""
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -38,7 +42,11 @@ class Sampling:
 
         object.__setattr__(self, "temperature", plain(self.temperature, real(self.temperature, "temperature", lo=0)))
         if self.top_k is not None:
-            object.__setattr__(self, "top_k", plain(self.top_k, integer(self.top_k, "top_k", lo=0)))
+            try:
+                k = integer(self.top_k, "top_k", lo=0, hi=MAX_TOP_K)
+            except ValueError as e:
+                raise ValueError(f"{e} (top_k: 0..{MAX_TOP_K:,}, more than any vocabulary; None or 0 is off)") from None
+            object.__setattr__(self, "top_k", plain(self.top_k, k))
         if self.top_p is not None:
             object.__setattr__(self, "top_p", plain(self.top_p, real(self.top_p, "top_p", lo=0, hi=1, lo_open=True)))
 

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TREE_NODES",
     "MAX_TREE_WIDTH",
     "brief",
+    "chat_setting",
     "exact_int",
     "flag",
     "gamma_setting",
@@ -120,6 +121,22 @@ def flag(x: object, name: str) -> bool:
     if not isinstance(x, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {x!r}")
     return bool(x)
+
+
+def chat_setting(x: object, name: str = "chat"):
+    """A chat setting: "auto", True or False exactly (1 and 0 are refused: True == 1 in Python, but a count is no
+    answer to "use the chat template?").
+
+    >>> chat_setting(True), chat_setting("auto")
+    (True, 'auto')
+    >>> chat_setting(1)
+    Traceback (most recent call last):
+    ...
+    TypeError: chat must be 'auto', True or False, got 1 (int)
+    """
+    if (type(x) is str and x == AUTO) or type(x) is bool:
+        return x
+    raise TypeError(f"{name} must be 'auto', True or False, got {x!r:.60} ({type(x).__name__})")
 
 
 def gamma_setting(x: object, name: str = "gamma", *, lo: int = 0, auto: bool = False, text: bool = False):

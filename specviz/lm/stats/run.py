@@ -63,17 +63,29 @@ def compare(
     is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
     per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats.stats`).
     """
-    from ...foundation.checks import integer
+    import dataclasses
+
+    from ...foundation.checks import chat_setting, flag, integer
     from ..engine.loop import autoregressive_generate, speculative_generate
     from .stats import spec_stats
 
     check_pair(pair)
+    if isinstance(prompt, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"the prompt must be text (a str) or token ids, got {type(prompt).__name__}: decode it first "
+            "(prompt.decode('utf-8'))"
+        )
+    ignore_eos = flag(ignore_eos, "ignore_eos")
+    chat = chat_setting(chat)
     keywords = dict(max_new_tokens=max_new_tokens, gamma=gamma, temperature=temperature, top_k=top_k, top_p=top_p)
     keywords.update(seed=seed, threads=threads, chat=chat, tree=tree)
     if settings is None:  # the keyword form: both decoders stop at the end of the turn unless ignore_eos
         settings = GenerationSettings(**keywords, stop_at_eos=not ignore_eos)
     else:
         settings = settings_or(settings, compare, **keywords, ignore_eos=ignore_eos)
+        # checked again as a whole, as built: an object.__setattr__ past the frozen fields must not reach the engine
+        settings = GenerationSettings(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)})
+        chat_setting(settings.chat, "settings.chat")
     warmup_tokens = integer(warmup_tokens, "warmup_tokens", lo=0, hi=MAX_NEW_TOKENS)
     if warmup_tokens:
         warm = settings.replace(max_new_tokens=min(warmup_tokens, settings.max_new_tokens), stop_at_eos=False)
