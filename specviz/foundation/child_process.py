@@ -77,7 +77,10 @@ def _child(tasks: list, writer, describe: Callable, parent: int) -> None:
             sys.modules["torch"].set_num_threads(1)
         writer.send_bytes(encode(("ready",)))
         for task in tasks:
-            reply = attempt(task, describe)
+            try:
+                reply = attempt(task, describe)
+            except KeyboardInterrupt as e:  # the code raised it (a Ctrl+C ends the parent too): named, not "died"
+                reply = ("raised", describe(e))
             for stream in (sys.stdout, sys.stderr):  # what the code printed, before the parent may kill this
                 with contextlib.suppress(Exception):
                     stream.flush()

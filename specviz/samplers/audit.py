@@ -279,17 +279,27 @@ def audit(
     `joint=True` also tests the pairs (draft, output) against the textbook rule's joint law (`textbook_joint`,
     pooled chi-square at EFFICIENCY_SIGNIFICANCE; it needs the drafts, as `efficiency=True` does): what an exercise
     that asks for that rule checks. `efficiency` and `joint` take True or False only ("yes", 1: a TypeError).
+    p and q are checked as `sv.as_dist` checks them (finite, non-negative, summing to 1 within 1e-6, else a
+    ValueError naming p or q) and then divided by their sums, so the draws see exact distributions.
+
     A sampler function gets `time_limit` s (None: no limit), run where `mode` says: "inline" (default: here, its
     state yours; a timer that code catching BaseException can outlast), "process" (a forked child ended at the
     limit; Linux) or "auto" (`budget.MODE`, as `sv.exercises.check`); past it a TimeoutError says where it ran.
+    Inline, the sampler runs in your process as any call of yours does: a sampler that catches BaseException in a
+    loop runs past `time_limit` (the alarm it swallows is the only stop), and one that calls `os._exit` ends your
+    process (in a notebook: the kernel dies) with no word from the audit. For code you have not
+    seen return, use mode="process": the child is ended at the limit, and a child that dies (os._exit, out of
+    memory) or raises KeyboardInterrupt is reported by name. Inline stays the default because a verifier's own
+    state (counters, a torch generator) would otherwise stay in the child.
 
     >>> from specviz.samplers.verifiers import correct_verifier
     >>> r = audit(lambda p, q, n, rng: correct_verifier(p, q, n, rng, with_drafts=True), [0.6, 0.3, 0.1], [0.4, 0.5, 0.1])
     >>> r.passed, r.efficient, round(r.acceptance, 2)
     (True, True, 0.8)
     """
-    p, q = as_pair(p, q)
-    p, q = p.astype(np.float64), q.astype(np.float64)
+    p, q = as_pair(p, q)  # each within 1e-6 of summing to 1 (else a ValueError naming it), then made to sum to 1:
+    p, q = p.astype(np.float64), q.astype(np.float64)  # numpy's draws and the chi-square need ~1e-8
+    p, q = (x / x.sum() if abs(x.sum() - 1) > 1e-12 else x for x in (p, q))
     n = check_sample_count(n)
     if n == 0:
         raise ValueError("n must be >= 1 to audit anything")
