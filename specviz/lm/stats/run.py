@@ -63,6 +63,7 @@ def compare(
     is then acceptance per depth along the accepted path, `nodes_per_step` the nodes verified
     per drafting step and `tokens_per_call` the tokens per target call (`specviz.lm.stats.stats`).
     """
+    import copy
     import dataclasses
 
     from ...foundation.checks import chat_setting, flag, integer
@@ -83,8 +84,10 @@ def compare(
         settings = GenerationSettings(**keywords, stop_at_eos=not ignore_eos)
     else:
         settings = settings_or(settings, compare, **keywords, ignore_eos=ignore_eos)
-        # checked again as a whole, as built: an object.__setattr__ past the frozen fields must not reach the engine
-        settings = GenerationSettings(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)})
+        # checked again (a copy), as built: an object.__setattr__ past the frozen fields must not reach the engine;
+        # γ and the tree are read once per run (their one parse), so they are not read here
+        settings = copy.copy(settings)
+        settings._check([f.name for f in dataclasses.fields(settings) if f.name not in ("gamma", "tree")])
         chat_setting(settings.chat, "settings.chat")
     warmup_tokens = integer(warmup_tokens, "warmup_tokens", lo=0, hi=MAX_NEW_TOKENS)
     if warmup_tokens:
