@@ -158,9 +158,14 @@ def port_number(text: str) -> int:
 
 
 def whole_number(text: str, lo: int = 0) -> int:
-    """A whole number >= `lo` (0 by default: a seed, a top-k where 0 is off)."""
+    """A whole number >= `lo` (0 by default: a seed, a top-k where 0 is off), in ASCII digits as --tree and --gamma
+    take them: int() alone would read '١٢' (Arabic-Indic digits), '1_000' or '１２' too; one rule for every number."""
+    digits = text.strip()
+    body = digits[1:] if digits[:1] in ("+", "-") else digits
+    if not (digits.isascii() and body.isdigit()):
+        raise argparse.ArgumentTypeError(f"not a whole number in the digits 0-9: {text!r}")
     try:
-        v = int(text)
+        v = int(digits)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if v < lo:

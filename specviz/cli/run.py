@@ -105,9 +105,10 @@ def settings_from_args(args: argparse.Namespace):
     Without --gamma the settings' default applies: 'auto' for a chain or --tree auto, a tree's own depth
     otherwise. A ValueError or TypeError names the bad setting.
     """
+    from ..foundation.checks import tree_with_gamma
     from ..lm.engine.settings import GenerationSettings  # torch-free
 
-    return GenerationSettings.from_text(
+    settings = GenerationSettings.from_text(
         text=READ_AS_TEXT,
         max_new_tokens=args.max_new_tokens,
         gamma=args.gamma,
@@ -119,6 +120,9 @@ def settings_from_args(args: argparse.Namespace):
         chat=False if args.no_chat else "auto",
         tree=args.tree,
     )
+    # the whole shape before anything loads: γ caps a fixed shape's depth; k to γ depths within the node cap
+    tree_with_gamma(settings.tree, settings.gamma, gamma_given=args.gamma is not None, names=("--tree", "--gamma"))
+    return settings
 
 
 def option_error(err: Exception) -> CliError | None:

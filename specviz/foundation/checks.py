@@ -35,6 +35,7 @@ __all__ = [
     "real",
     "scalar",
     "tree_setting",
+    "tree_with_gamma",
 ]
 
 MAX_GAMMA = 1_000
@@ -185,8 +186,10 @@ def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool
     if isinstance(x, str):
         if auto and x.strip().lower() == AUTO:
             return AUTO
-        typed = x.replace(" ", "")
-        parts = typed.split(",") if text else None
+        typed = x.strip()
+        parts = [p.strip() for p in typed.split(",")] if text else None
+        if parts and any(p.split() != [p] for p in parts if p):  # "3 2": a space inside a number, not a comma
+            raise ValueError(f"{name} must be drafts per depth separated by commas, such as '3,2,1', got {x!r}")
         if not parts or not all(p.isdigit() and p.isascii() for p in parts):
             valid = "drafts per depth such as (3, 2, 1)" + (" or 'auto'" if auto else "")
             raise ValueError(f"{name} must be {valid}, got {x!r}")
@@ -203,3 +206,34 @@ def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool
                 raise ValueError(f"{name} {widths} has more than {MAX_TREE_NODES} nodes: the target reads them at once")
         return widths
     return integer(x, name, lo=1, hi=MAX_TREE_WIDTH)
+
+
+def tree_with_gamma(tree, gamma, gamma_given: bool = True, names: tuple[str, str] = ("tree", "gamma")) -> None:
+    """A checked tree shape and γ, checked together: γ caps the tree's depth, so a fixed shape (3, 2, 1) takes a γ
+    of at most its depth (a larger cap caps nothing: refused), and k at every depth (an int) to γ depths must stay
+    within MAX_TREE_NODES nodes. `gamma_given`: False when γ is the default depth (said in the error).
+
+    >>> tree_with_gamma((3, 2, 1), 2), tree_with_gamma(3, 4), tree_with_gamma(16, "auto")
+    (None, None, None)
+    >>> tree_with_gamma(16, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: tree 16 (16 drafts per node) to depth 2 (gamma 2) is 272 nodes, more than 256: the target reads them at once; give a smaller tree or gamma
+    """
+    tree_name, gamma_name = names
+    if not isinstance(gamma, int) or isinstance(gamma, bool) or tree is None or tree == AUTO:
+        return
+    depth = f"{gamma_name} {gamma}" if gamma_given else f"the default depth {gamma}"
+    if isinstance(tree, tuple) and gamma > len(tree):
+        shape = ",".join(map(str, tree))
+        raise ValueError(
+            f"{gamma_name} {gamma} caps the tree's depth, and the tree {shape} has depth {len(tree)}: a cap above it "
+            f"caps nothing; give {gamma_name} 0..{len(tree)} or leave it out"
+        )
+    if isinstance(tree, int):
+        nodes = sum(tree**d for d in range(1, gamma + 1)) if tree > 1 else gamma
+        if nodes > MAX_TREE_NODES:
+            raise ValueError(
+                f"{tree_name} {tree} ({tree} drafts per node) to depth {gamma} ({depth}) is {nodes} nodes, more than "
+                f"{MAX_TREE_NODES}: the target reads them at once; give a smaller {tree_name} or {gamma_name}"
+            )
