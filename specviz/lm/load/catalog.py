@@ -258,6 +258,9 @@ def _kind(mode: int) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
 
 
+kind_in_words = _kind  # the public name (the loader says what a --target that is no folder is)
+
+
 def _size_problem(size: int, expected: int) -> str:
     """Why a file of `size` bytes is not the pinned one of `expected` bytes."""
     if size == 0:

@@ -16,8 +16,10 @@ file found and checked (`specviz.lm.load.model_files`) before any weights are re
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,6 +85,10 @@ def _resolve(spec, role: str) -> ModelSource:
     if not isinstance(spec, (str, os.PathLike)):
         raise TypeError(f"{role} model: expected a name, a path, a hub id or a loaded model, got {type(spec).__name__}")
     spec = os.fspath(spec)
+    if not spec.strip():
+        raise ValueError(
+            f"{role} model: the name is empty ({spec!r}): give a model name, a folder, a .gguf file or a hub id"
+        )
     if spec in BUILT:  # a draft built from the target (`specviz.lm.drafts.BUILT`: prompt lookup, ...)
         if role != "draft":
             raise ValueError(f"{spec} is a draft built from the target (it proposes tokens for it), not a target")
@@ -94,11 +100,22 @@ def _resolve(spec, role: str) -> ModelSource:
             return ModelSource(role, "folder", str(folder), spec)
         return ModelSource(role, "gguf", str(gguf), spec, convert=True)
     path = Path(os.path.expanduser(spec))
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ValueError(f"{role} model: {spec!r} is a loop of links (each link leads back to another)") from None
+        st = None
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ValueError(f"{role} model: GGUF file {spec!r} does not exist")
         return ModelSource(role, "gguf", str(path), spec)
-    if path.exists():
+    if st is not None:
+        if not stat.S_ISDIR(st.st_mode):
+            raise ValueError(
+                f"{role} model: {spec!r} is {catalog.kind_in_words(st.st_mode)}, not a checkpoint folder (one with "
+                "config.json) or a .gguf file"
+            )
         if not (path / "config.json").exists():
             raise ValueError(
                 f"{role} model: folder {spec!r} has no config.json, so it is not a Hugging Face checkpoint"
