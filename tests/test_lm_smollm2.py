@@ -183,3 +183,21 @@ def test_specviz_run_with_the_learned_head(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["ids"] == out["ar_ids"] and len(out["ids"]) == 24
     assert out["draft"] == "smollm2-head"
+
+
+def test_a_verify_forward_through_the_rows_as_columns_head_equals_an_uncached_pass(pair):
+    """On the CPU the target's LM head computes 2-4 rows as W @ hᵀ (lm_head.py): a cached read of 2, 3 and 4
+    tokens gives the logits of one uncached forward over the whole text (1,000 rows: transformers' own linear)."""
+    import torch
+
+    head = pair.target.model.get_output_embeddings()
+    assert getattr(head, "specviz_rows_as_columns", False) == (pair.target.device.type == "cpu")
+    ids = pair.encode("Name three colours of the rainbow.")
+    s = pair.target.session(ids)
+    text = list(ids)
+    for k in (2, 3, 4):
+        new = [int(t) for t in torch.randint(0, 1000, (k,))]
+        rows = s.feed(new)
+        text += new
+        want = pair.target.full_logits(text)[-k:]
+        assert torch.allclose(rows, want, atol=2e-3, rtol=0), (k, float((rows - want).abs().max()))

@@ -28,6 +28,7 @@ from ...foundation.checks import integer, real
 from ...samplers.sampling import make_rng
 from ..trees.attention import TreeSession, forward_tree, keep_cache_path, tree_paths
 from .features import reading, toy_features
+from .lm_head import rows_as_columns
 
 
 class Session(TreeSession):
@@ -360,6 +361,9 @@ class HFModel(LanguageModel):
         )
         self.cache_keyword = cache_keyword(model)
         skip_padding_check(model)
+        out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        if out is not None:
+            rows_as_columns(out)  # a verify step's 2-4 rows through the LM head, on a CPU (lm_head.py says why)
 
     def session(self, prompt_ids, read_features: bool = False):
         return _HFSession(self, prompt_ids, read_features)
