@@ -508,6 +508,49 @@ def test_run_refuses_text_that_is_not_text(capsys):
     record(outcomes)
 
 
+def run_cases(tmp_path) -> list:
+    """(argv after `specviz run`, the words the one error line must hold, whether the models may load), issue 43."""
+    (tmp_path / "l1").symlink_to(tmp_path / "l2")
+    (tmp_path / "l2").symlink_to(tmp_path / "l1")
+    (tmp_path / "readme.txt").write_text("not a model")
+    return [
+        (["--tree", "1 2"], "separated by commas, such as '3,2,1'", False),
+        (["--tree", "3 2"], "separated by commas, such as '3,2,1'", False),
+        (["--tree", "16", "--gamma", "2"], "--tree 16 (16 drafts per node) to depth 2 (--gamma 2) is 272 nodes", False),
+        (["--tree", "16"], "to depth 4 (the default depth 4) is 69904 nodes, more than 256", False),
+        (["--tree", "3", "--gamma", "9"], "--tree 3 (3 drafts per node) to depth 9", False),
+        (["--tree", "3,2,1", "--gamma", "9"], "--gamma 9 caps the tree's depth, and the tree 3,2,1 has depth 3", False),
+        (["--tree", "3,2,1", "--gamma", "100"], "caps nothing; give --gamma 0..3", False),
+        (["--seed", "١٢"], "argument --seed: not a whole number in the digits 0-9", False),
+        (["--seed", "1_000"], "argument --seed: not a whole number in the digits 0-9", False),
+        (["--max-new-tokens", "１２"], "argument --max-new-tokens: not a whole number in the digits 0-9", False),
+        (["--top-k", "١٢"], "argument --top-k: not a whole number in the digits 0-9", False),
+        (["--top-k", str(2**70)], "top_k must be an integer <= 16777216", False),
+        (["--target", str(tmp_path / "l1")], "is a loop of links", True),
+        (["--target", str(tmp_path / "readme.txt")], "readme.txt' is a file, not a checkpoint folder", True),
+        (["--target", "/dev/null"], "'/dev/null' is a device, not a checkpoint folder", True),
+        (["--target", ""], "target model: the name is empty", True),
+    ]  # fmt: skip
+
+
+def test_run_refuses_a_bad_shape_number_or_target_in_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """Hardening v4 (issue 43): every row one line naming the problem; the parser rows before any model loads."""
+    import specviz.lm.load.loading as loading
+
+    real_load = loading.load_pair
+    outcomes = []
+    for argv, words, may_load in run_cases(tmp_path):
+        loads = []
+        monkeypatch.setattr(loading, "load_pair", lambda *a, _seen=loads, **k: _seen.append(a) or real_load(*a, **k))
+        code, _, err = call(["run", *argv, "--max-new-tokens", "2", "--device", "cpu"], capsys)
+        kind = classify(code, err, "error", "specviz run")
+        if kind == "GOOD_ERROR" and (words not in err or (loads and not may_load)):
+            kind = "OBSCURE"
+        outcomes.append((kind, argv, err.strip()))
+    monkeypatch.undo()
+    record(outcomes)
+
+
 def test_usage_errors_are_one_line(capsys):
     cases = [
         (["nosuch"], "specviz"),
