@@ -737,7 +737,11 @@ def test_model_choice_fills_the_boxes_and_says_what_to_fetch(ngram_pair, monkeyp
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # an empty cache: nothing is fetched
     values = [v for _, v in pair_choices()]
     assert values[0] == ("bundled", "bundled") and ("smollm2-135m", "prompt-lookup") in values and values[-1] == CUSTOM
-    assert ("smollm2-135m", "smollm2-head") in values  # the learned head bundled for it (specviz.lm.drafts.learned)
+    # the learned head bundled for it (specviz.lm.drafts.learned), offered first: what the name alone loads
+    assert values.index(("smollm2-135m", "smollm2-head")) < values.index(("smollm2-135m", "prompt-lookup"))
+    from specviz.widgets.live.models import named_pair
+
+    assert named_pair("smollm2-135m") == ("smollm2-135m", "smollm2-head")
     assert {name for name in catalog.MODELS} <= {v[0] for v in values if v != CUSTOM}
     app = L.live_app(ngram_pair, prompt="0", max_new_tokens=10, ar_baseline=False)
     assert app.pair_choice.value == ("bundled", "bundled")
@@ -1041,3 +1045,22 @@ def test_the_tree_panel_and_control_speak_chinese(lang, ngram_pair):
         set_language(before)
     problems = problems_in([(w, without_data(x)) for w, x in seen])
     assert not problems and any("草稿树" in x for _, x in seen), problems
+
+
+def test_an_instruct_pair_starts_with_its_own_prompt_and_gives_it_up_for_the_next(hf_folders):
+    """A learned head's pair starts on free text (nothing to copy: the head's q drafts), prompt lookup's on the
+    rewrite; a prompt the view set itself follows the pair loaded, one the user typed stays."""
+    from types import SimpleNamespace
+
+    from specviz.widgets.live.models import DEFAULT_CHAT_PROMPT, HEAD_CHAT_PROMPT, chat_prompt_for
+
+    pair = _chat_pair(hf_folders)
+    app = L.live_app(pair, max_new_tokens=4, ar_baseline=False)
+    assert app.prompt.value == DEFAULT_CHAT_PROMPT
+    as_head = SimpleNamespace(target=pair.target, draft=SimpleNamespace(draft_kind="head"), tokenizer=pair.tokenizer)
+    assert chat_prompt_for(as_head) == HEAD_CHAT_PROMPT != DEFAULT_CHAT_PROMPT
+    app.controls.apply_model_defaults(as_head)
+    assert app.prompt.value == HEAD_CHAT_PROMPT
+    app.prompt.value = "my own words"
+    app.controls.apply_model_defaults(pair)
+    assert app.prompt.value == "my own words"

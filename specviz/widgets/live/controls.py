@@ -25,7 +25,7 @@ import ipywidgets as W
 from ...foundation.checks import flag
 from ...foundation.i18n import t
 from ...lm.engine.settings import GenerationSettings
-from .models import DEFAULT_CHAT_PROMPT, DEFAULT_PROMPT, ModelChoice, has_chat_template, sampling_defaults
+from .models import CHAT_PROMPTS, DEFAULT_PROMPT, ModelChoice, chat_prompt_for, has_chat_template, sampling_defaults
 from .pair_info import DEVICES, check_device, check_text, describe_pair_html, new_tokens_room
 from .settings import live_settings, sampling_widgets, tree_widget, tree_words
 
@@ -188,11 +188,13 @@ class LiveControls:
                 )
                 if self.prompt.value == DEFAULT_PROMPT:
                     self.saved["prompt"] = DEFAULT_PROMPT
-                    self.prompt.value = DEFAULT_CHAT_PROMPT
+                    self.prompt.value = chat_prompt_for(pair)
+            elif self.prompt.value in CHAT_PROMPTS:  # another instruct pair: its own starting prompt
+                self.prompt.value = chat_prompt_for(pair)
             self.set_sampling(**defaults)
         elif self.saved is not None:
             saved, self.saved = self.saved, None
-            if saved.pop("prompt") is not None and self.prompt.value == DEFAULT_CHAT_PROMPT:
+            if saved.pop("prompt") is not None and self.prompt.value in CHAT_PROMPTS:
                 self.prompt.value = DEFAULT_PROMPT
             self.set_sampling(**saved)
 

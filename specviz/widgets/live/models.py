@@ -42,6 +42,18 @@ DEFAULT_CHAT_PROMPT = TASK_PROMPTS[LOOKUP_TASK]
 """The prompt an instruct model starts with: a rewrite, which repeats most of its input, so prompt lookup's
 drafts are often right (`specviz.lm.stats.prompts`; bench_prompt_lookup times the same text)."""
 
+HEAD_CHAT_PROMPT = TASK_PROMPTS["free text"]
+"""The prompt an instruct model drafted by its learned head starts with: free text, where prompt lookup finds
+nothing to copy and the head's q is what drafts (bench_head times the same text)."""
+
+CHAT_PROMPTS = (DEFAULT_CHAT_PROMPT, HEAD_CHAT_PROMPT)
+"""The prompts the view sets itself for an instruct model (replaced, not kept, when another pair loads)."""
+
+
+def chat_prompt_for(pair) -> str:
+    """The prompt an instruct pair starts with: free text for a learned head's, the rewrite for the others."""
+    return HEAD_CHAT_PROMPT if getattr(pair.draft, "draft_kind", None) == "head" else DEFAULT_CHAT_PROMPT
+
 
 def fetch_command(name: str) -> str:
     """The shell command that fetches catalogue model `name` once."""
@@ -54,8 +66,8 @@ def is_fetched(name: str) -> bool:
 
 
 def pair_choices() -> list:
-    """(label, value) of each pair offered: the bundled pair, NAME + prompt lookup per catalogue model (and NAME +
-    its learned head where one is bundled), "other"."""
+    """(label, value) of each pair offered: the bundled pair, per catalogue model NAME + its learned head where one
+    is bundled (first: the real pair with a real q) and NAME + prompt lookup, "other"."""
     out = [(t("live.choice_bundled"), BUNDLED_PAIR)]
     for name in sorted(catalog.MODELS):
         label = t("live.choice_lookup", name=name)
@@ -66,12 +78,12 @@ def pair_choices() -> list:
             fetched, broken = False, False
         if not fetched:
             label = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=label)
-        out.append((label, (name, PROMPT_LOOKUP)))
-        if name in HEADS:  # a learned draft head is bundled for this target
+        if name in HEADS:  # a learned draft head is bundled for this target: offered first, `named_pair`'s pick
             head = t("live.choice_head", name=name)
             if not fetched:
                 head = t("live.choice_corrupted" if broken else "live.choice_not_fetched", label=head)
             out.append((head, (name, HEADS[name])))
+        out.append((label, (name, PROMPT_LOOKUP)))
     return out + [(t("live.choice_custom"), CUSTOM)]
 
 
@@ -82,7 +94,8 @@ def choice_for(target: str, draft: str):
 
 
 def named_pair(name: str) -> tuple[str, str]:
-    """(target, draft) of the offered pair `name`: "bundled", or a catalogue model (drafted by prompt lookup)."""
+    """(target, draft) of the offered pair `name`: "bundled", or a catalogue model (drafted by its learned head where
+    one is bundled, else by prompt lookup)."""
     key = name.strip() or "bundled"
     offered = [value for _, value in pair_choices() if value != CUSTOM]
     for value in offered:
@@ -248,7 +261,9 @@ __all__ = [
     "BUNDLED_PAIR",
     "CUSTOM",
     "ModelChoice",
+    "CHAT_PROMPTS",
     "DEFAULT_CHAT_PROMPT",
+    "HEAD_CHAT_PROMPT",
     "DEFAULT_PROMPT",
     "check_fetched",
     "choice_for",
@@ -261,6 +276,7 @@ __all__ = [
     "models_hint_html",
     "named_pair",
     "pair_choices",
+    "chat_prompt_for",
     "sampling_defaults",
     "target_options",
 ]
