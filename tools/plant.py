@@ -176,6 +176,22 @@ PLANTS = (
         "    bad = np.flatnonzero(arr < -1)\n",
         ("tests/test_theory.py",),
     ),
+    Plant(
+        "tree-verifier-believes-any-numbers",
+        "verify_tree_torch's check of P, Q and the drafted ids is dropped: unnormalised rows and NaNs give a path",
+        "specviz/lm/trees/verify.py",
+        "    if check:\n        _check_values(P, Q, tokens, lay, one_hot)\n",
+        "",
+        ("tests/test_hostile_knobs.py::test_hardening_v4_each_case_ends_clear_or_sound",),
+    ),
+    Plant(
+        "tree-parents-may-name-later-nodes",
+        "the parents check bounds a parent by the number of nodes, not by the node's own index: a cycle passes",
+        "specviz/lm/trees/attention.py",
+        "        if not -1 <= p < n_before + i:\n",
+        "        if not -1 <= p < n_before + len(out):\n",
+        ("tests/test_hostile_knobs.py::test_hardening_v4_each_case_ends_clear_or_sound",),
+    ),
 )
 
 
