@@ -521,6 +521,7 @@ def run_cases(tmp_path) -> list:
         (["--tree", "3", "--gamma", "9"], "--tree 3 (3 drafts per node) to depth 9", False),
         (["--tree", "3,2,1", "--gamma", "9"], "--gamma 9 caps the tree's depth, and the tree 3,2,1 has depth 3", False),
         (["--tree", "3,2,1", "--gamma", "100"], "caps nothing; give --gamma 0..3", False),
+        (["--draft", "prompt-lookup", "--tree", "3,2", "--gamma", "5"], "the tree 3,2 has depth 2", False),
         (["--seed", "١٢"], "argument --seed: not a whole number in the digits 0-9", False),
         (["--seed", "1_000"], "argument --seed: not a whole number in the digits 0-9", False),
         (["--max-new-tokens", "１２"], "argument --max-new-tokens: not a whole number in the digits 0-9", False),

@@ -967,7 +967,6 @@ V4_ENGINE_ROWS = [  # 3. the same cases at the engine's own entry: open (strict 
      "got bytes: decode it first"),
     ("speculative_generate(settings bypassed to 0 tokens)", lambda: _bypassed_settings_run("engine"),
      "max_new_tokens must be an integer >= 1, got 0"),
-    ("GenerationSettings(tree=16, gamma=2)", lambda: _settings(tree=16, gamma=2), "tree 16 (16 drafts per node)"),
 ]  # fmt: skip
 
 

@@ -27,6 +27,9 @@ from .common import EXIT_USAGE, CliError, missing_extra, positive_int, whole_num
 
 READ_AS_TEXT = ("gamma", "tree")
 """The options `GenerationSettings.from_text` reads from the command line's text (their one parse)."""
+TRIE_DRAFTS = ("prompt-lookup",)
+"""Drafts whose tree is a trie of earlier continuations (at most 8 runs, `specviz.lm.drafts.lookup_trie`), so
+--tree k to γ depths is no k + ... + k^γ nodes: the node cap is checked when the trie is built."""
 
 
 def add_parser(sub) -> None:
@@ -121,7 +124,14 @@ def settings_from_args(args: argparse.Namespace):
         tree=args.tree,
     )
     # the whole shape before anything loads: γ caps a fixed shape's depth; k to γ depths within the node cap
-    tree_with_gamma(settings.tree, settings.gamma, gamma_given=args.gamma is not None, names=("--tree", "--gamma"))
+    # (a trie's nodes are earlier runs of the text, not k^depth draws: no cap to check before it is built)
+    tree_with_gamma(
+        settings.tree,
+        settings.gamma,
+        gamma_given=args.gamma is not None,
+        names=("--tree", "--gamma"),
+        nodes=getattr(args, "draft", None) not in TRIE_DRAFTS,
+    )
     return settings
 
 

@@ -208,10 +208,13 @@ def tree_setting(x: object, name: str = "tree", *, auto: bool = True, text: bool
     return integer(x, name, lo=1, hi=MAX_TREE_WIDTH)
 
 
-def tree_with_gamma(tree, gamma, gamma_given: bool = True, names: tuple[str, str] = ("tree", "gamma")) -> None:
+def tree_with_gamma(
+    tree, gamma, gamma_given: bool = True, names: tuple[str, str] = ("tree", "gamma"), nodes: bool = True
+) -> None:
     """A checked tree shape and γ, checked together: γ caps the tree's depth, so a fixed shape (3, 2, 1) takes a γ
     of at most its depth (a larger cap caps nothing: refused), and k at every depth (an int) to γ depths must stay
-    within MAX_TREE_NODES nodes. `gamma_given`: False when γ is the default depth (said in the error).
+    within MAX_TREE_NODES nodes (`nodes=False`: not checked, for a trie, whose nodes are not k^depth draws).
+    `gamma_given`: False when γ is the default depth (said in the error).
 
     >>> tree_with_gamma((3, 2, 1), 2), tree_with_gamma(3, 4), tree_with_gamma(16, "auto")
     (None, None, None)
@@ -230,10 +233,10 @@ def tree_with_gamma(tree, gamma, gamma_given: bool = True, names: tuple[str, str
             f"{gamma_name} {gamma} caps the tree's depth, and the tree {shape} has depth {len(tree)}: a cap above it "
             f"caps nothing; give {gamma_name} 0..{len(tree)} or leave it out"
         )
-    if isinstance(tree, int):
-        nodes = sum(tree**d for d in range(1, gamma + 1)) if tree > 1 else gamma
-        if nodes > MAX_TREE_NODES:
+    if isinstance(tree, int) and nodes:
+        count = sum(tree**d for d in range(1, gamma + 1)) if tree > 1 else gamma
+        if count > MAX_TREE_NODES:
             raise ValueError(
-                f"{tree_name} {tree} ({tree} drafts per node) to depth {gamma} ({depth}) is {nodes} nodes, more than "
+                f"{tree_name} {tree} ({tree} drafts per node) to depth {gamma} ({depth}) is {count} nodes, more than "
                 f"{MAX_TREE_NODES}: the target reads them at once; give a smaller {tree_name} or {gamma_name}"
             )
