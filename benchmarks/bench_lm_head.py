@@ -96,7 +96,9 @@ def main():
             },
             args.rounds * 4,
         )
-        rows.append({"k": k, "linear ms": t["linear"] * 1e3, "W @ hT ms": t["W @ hT"] * 1e3, "ratio": t["linear"] / t["W @ hT"]})
+        rows.append(
+            {"k": k, "linear ms": t["linear"] * 1e3, "W @ hT ms": t["W @ hT"] * 1e3, "ratio": t["linear"] / t["W @ hT"]}
+        )
     print(f"<!-- {MARK}_product -->\n{table(rows)}\n<!-- /{MARK}_product -->\n", flush=True)
 
     ids = pair.encode(TASK_PROMPTS["free text"])
@@ -117,7 +119,14 @@ def main():
                 if on:
                     rows_as_columns(lm)
                 got[key] = min(got[key], forward())
-        rows.append({"k": k, "transformers ms": got["transformers"] * 1e3, "rows_as_columns ms": got["rows_as_columns"] * 1e3, "ratio": got["transformers"] / got["rows_as_columns"]})
+        rows.append(
+            {
+                "k": k,
+                "transformers ms": got["transformers"] * 1e3,
+                "rows_as_columns ms": got["rows_as_columns"] * 1e3,
+                "ratio": got["transformers"] / got["rows_as_columns"],
+            }
+        )
     print(f"<!-- {MARK}_forward -->\n{table(rows)}\n<!-- /{MARK}_forward -->\n", flush=True)
 
     N, rows = args.new_tokens, []
@@ -127,8 +136,12 @@ def main():
         for on in (False, True):
             tag = "columns" if on else "linear"
             runs[f"plain {tag}"] = with_head(lm, on, lambda: autoregressive_generate(pair, ids, N, seed=1, **kw))
-            runs[f"head auto {tag}"] = with_head(lm, on, lambda: speculative_generate(pair, ids, N, "auto", seed=1, **kw))
-            runs[f"lookup auto {tag}"] = with_head(lm, on, lambda: speculative_generate(lookup, ids, N, "auto", seed=1, **kw))
+            runs[f"head auto {tag}"] = with_head(
+                lm, on, lambda: speculative_generate(pair, ids, N, "auto", seed=1, **kw)
+            )
+            runs[f"lookup auto {tag}"] = with_head(
+                lm, on, lambda: speculative_generate(lookup, ids, N, "auto", seed=1, **kw)
+            )
         outs, best = {}, {k: float("inf") for k in runs}
         for _ in range(max(2, args.rounds // 2)):
             for key, fn in runs.items():

@@ -5,7 +5,7 @@ vocabulary leaves out token 1 (q = 0 there, as FR-Spec's restricted head has out
 the output law of the first L = 3 tokens matches exact enumeration of the target, for a chain
 drawn from q (min(1, p/q)) and for a tree of the head's distinct top-k children (the rule for
 deterministic children). Chi-square at ALPHA = 1e-4 with fixed seeds: a correct engine fails one
-with probability 1e-4, this file's two together under 2e-4. At temperature 0 the output is plain
+with probability 1e-4, this file's three together under 3e-4. At temperature 0 the output is plain
 greedy decoding's. The bundled head on SmolLM2 is checked in test_lm_smollm2.py.
 """
 
@@ -221,3 +221,20 @@ def test_the_closeup_names_the_mass_the_head_cannot_propose():
         p_one = float(pair.target.probs_for(list(PROMPT) + list(r.new_ids[:i]))[1])
         assert abs(sel["outside_mass"] - p_one) < 1e-9, (sel["outside_mass"], p_one)
         assert f"{p_one:.3f}" in sel["explanation"] and sel["q"] is not None
+
+
+def tiny_head_lookup_pair() -> Pair:
+    from specviz.lm.drafts.head_lookup import HeadLookupModel
+
+    pair = tiny_pair()
+    return Pair(pair.target, HeadLookupModel(pair.target, pair.draft.head, V, name="tiny-head+lookup"))
+
+
+def test_head_and_lookup_take_turns_and_the_output_law_is_the_targets():
+    """The combined draft drafts lookup's runs where the text repeats and the head's q elsewhere (both kinds of step
+    occur on V = 3), and the law of the first L tokens matches exact enumeration (chi-square at ALPHA)."""
+    pair = tiny_head_lookup_pair()
+    r = SpeculativeEngine().generate(pair, PROMPT, max_new_tokens=40, gamma=2, seed=0)
+    kinds = {"lookup" if all(q == 1.0 for q in s.q_drafted) else "head" for s in r.steps if s.gamma}
+    assert kinds == {"lookup", "head"}, kinds  # one-hot q rows (lookup's runs) and the head's own q
+    assert law_pvalue(pair, None, 2, 1500, seed=7) > ALPHA

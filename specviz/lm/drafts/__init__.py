@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .base import ONE_HOT, Draft, Proposal, Summary
+from .head_lookup import HeadLookupDraft, build_head_lookup
 from .learned import HeadDraft, build_head
 from .lookup import LookupDraft
 from .model import ModelDraft
@@ -74,4 +75,11 @@ register(
     "smollm2-head",
     build_head,
     lambda d: f"a learned EAGLE-style head over the target's features ({len(d.ids)}-token vocabulary)",
+)
+register(
+    "head+lookup",
+    HeadLookupDraft,
+    "smollm2-head+lookup",
+    build_head_lookup,
+    lambda d: f"prompt lookup where the text repeats, else the learned head ({len(d.ids)}-token vocabulary)",
 )
