@@ -960,8 +960,7 @@ V4_SLOW_ROWS = [  # 6. the learned head's surfaces, through the public API (a mo
     ("audit(p sums to 1 + 1e-7)", lambda: _audit("lossless", p=(0.5, 0.5000001)), "ok: True"),  # scipy's first import
 ]  # fmt: skip
 
-ENGINE = "the fix is in specviz/lm/engine (settings.py, inputs.py, loop.py), which issue 43's session could not edit"
-V4_ENGINE_ROWS = [  # 3. the same cases at the engine's own entry: open (strict xfail: a fix there makes them pass)
+V4_ENGINE_ROWS = [  # 3. the same cases at the engine's own entry (settings.py, pair.py, inputs.py)
     ("GenerationSettings(chat=1)", lambda: _settings(chat=1), "chat must be 'auto', True or False, got 1"),
     ("speculative_generate(b'a bytes prompt')", lambda: lm.speculative_generate(TOY, b"\x00\x01", max_new_tokens=2),
      "got bytes: decode it first"),
@@ -999,7 +998,7 @@ def v4_outcome(fn) -> str:
     [
         *V4_ROWS,
         *(pytest.param(*row, marks=pytest.mark.slow) for row in V4_SLOW_ROWS),
-        *(pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason=ENGINE)) for row in V4_ENGINE_ROWS),
+        *V4_ENGINE_ROWS,
     ],
     ids=[row[0] for row in (*V4_ROWS, *V4_SLOW_ROWS, *V4_ENGINE_ROWS)],
 )

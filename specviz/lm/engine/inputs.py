@@ -47,6 +47,11 @@ def prompt_ids(pair_or_model: object, prompt: object, chat: str | bool = "auto")
         if tok is None:
             raise ValueError("a text prompt needs a tokenizer; this model has none, pass token ids")
         ids = format_prompt(tok, prompt, chat=chat)
+    elif isinstance(prompt, (bytes, bytearray, memoryview)):  # its bytes would read as token ids
+        raise TypeError(
+            f"the prompt must be text or a sequence of token ids, got {type(prompt).__name__}: decode it first "
+            "(prompt.decode('utf-8'))"
+        )
     else:
         if hasattr(prompt, "ndim") and hasattr(prompt, "tolist"):  # a torch tensor or a numpy array
             if prompt.ndim != 1:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...foundation.checks import chat_setting
+
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
@@ -74,8 +76,7 @@ def format_prompt(tokenizer: PreTrainedTokenizerBase, text: str, chat: str | boo
         raise TypeError(f"text (the prompt) must be a str, got {type(text).__name__}")
     if not text:
         raise ValueError("text (the prompt) is empty: type at least one character")
-    if chat not in ("auto", True, False):
-        raise ValueError(f"chat must be 'auto', True or False, got {chat!r}")
+    chat = chat_setting(chat)  # "auto", True or False exactly (1 and 0 refused)
     has_template = bool(getattr(tokenizer, "chat_template", None))
     if chat is True and not has_template:
         raise ValueError("chat=True but this tokenizer has no chat template; use chat='auto' or chat=False")

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...exact.standardize import Sampling
-from ...foundation.checks import AUTO, flag, gamma_setting, integer, tree_setting
+from ...foundation.checks import AUTO, chat_setting, flag, gamma_setting, integer, tree_setting
 from ..gamma.chooser import GammaChooser
 
 if TYPE_CHECKING:
@@ -156,8 +156,8 @@ class GenerationSettings:
             put("threads", integer(self.threads, "threads", lo=1, hi=MAX_THREADS))
         if "stop_at_eos" in names:
             put("stop_at_eos", flag(self.stop_at_eos, "stop_at_eos"))
-        if "chat" in names and self.chat not in CHAT_CHOICES:  # (as `format_prompt` checks it)
-            raise ValueError(f"chat must be 'auto', True or False, got {self.chat!r}")
+        if "chat" in names:  # "auto", True or False exactly: 1 == True in Python, but a count is no answer
+            put("chat", chat_setting(self.chat))
 
     def _gamma(self, gamma, text: bool):
         """γ read once: None is the default for the tree (checked already); a chooser is checked where it is used."""
@@ -218,7 +218,11 @@ def settings_or(settings: GenerationSettings | None, caller: Callable, **given) 
             f"{caller.__name__}: give either settings= or the setting keywords, not both "
             f"(settings= and {', '.join(changed)})"
         )
-    return settings
+    # checked again (a copy), as built: an object.__setattr__ past the frozen fields must not reach the engine;
+    # γ and the tree are read once per run (their one parse), so they are not read here
+    checked = copy.copy(settings)
+    checked._check([f.name for f in dataclasses.fields(settings) if f.name not in ("gamma", "tree")])
+    return checked
 
 
 def keyword_settings(caller: Callable, *args, **kwargs) -> tuple[GenerationSettings, dict]:
