@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 from . import startup  # noqa: F401 - first: in the `specviz` command, Ctrl+C in the imports below is one line
 from .display import notebook_setup
 from .exact.gamma import accepted_length_dist, best_gamma, cost_model_speedup, expected_tokens, speedup
-from .exact.multidraft import multi_draft_acceptance_rate, multi_draft_output_dist
+from .exact.multidraft import children_output_dist, multi_draft_acceptance_rate, multi_draft_output_dist, top_k_children
 from .exact.rules import (
     RULES,
     Rule,
@@ -137,6 +137,8 @@ __all__ = [  # the public API (the lazy UI names load plotly/ipywidgets on first
     "speedup",
     "multi_draft_acceptance_rate",
     "multi_draft_output_dist",
+    "children_output_dist",
+    "top_k_children",
     "RULES",
     "Rule",
     "compare_rules",

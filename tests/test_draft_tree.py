@@ -32,6 +32,58 @@ def reference_children(p, q, kids):
     return np.array(acc), still, R
 
 
+def reference_deterministic(p, kids):
+    """Independent reference for distinct children: accept x with R(x), else R(x) := 0 and renormalise."""
+    R, still, acc = p.copy(), 1.0, []
+    for x in kids:
+        acc.append(still * R[x])
+        still *= 1 - R[x]
+        R[x] = 0.0
+        if R.sum() > 0:
+            R = R / R.sum()
+    return np.array(acc), still, R
+
+
+def padded_emitted_law(tree, p, reference):
+    """The law of a step's emitted tokens, each sequence continued with plain draws from p to depth + 1 tokens.
+
+    Walks every outcome of the verification (which child is kept at each node, else which token the
+    final R gives; a bonus from p after a leaf) with `reference`, not with the tree's own numbers.
+    Lossless (p the same at every position) means the result is p x p x ... x p.
+    """
+    V, n = p.size, tree.depth + 1
+    law = np.zeros((V,) * n)
+
+    def emit(seq, prob):
+        tail = np.ones(())
+        for _ in range(n - len(seq)):
+            tail = np.multiply.outer(tail, p)
+        law[tuple(seq)] += prob * tail
+
+    def walk(index, seq, prob):
+        kids = tree.children(index)
+        if not kids:  # a leaf was accepted: the bonus token from p
+            for y in range(V):
+                emit(seq + [y], prob * p[y])
+            return
+        acc, none, R = reference([c.token for c in kids])
+        for c, a in zip(kids, acc):
+            if a > 0:
+                walk(c.index, seq + [c.token], prob * a)
+        for y in range(V):
+            emit(seq + [y], prob * none * R[y])
+
+    walk(0, [], 1.0)
+    return law
+
+
+def product_law(p, n):
+    out = np.ones(())
+    for _ in range(n):
+        out = np.multiply.outer(out, p)
+    return out
+
+
 def enumerate_trees(p, q, k, d):
     """Every drafted tree (breadth-first token tuples) with its probability under q."""
     size = tree_size(k, d)
@@ -46,6 +98,7 @@ def enumerate_trees(p, q, k, d):
 )
 def test_node_probabilities_and_losslessness_by_enumeration(p, q, k, d):
     first_token = np.zeros(p.size)
+    joint = np.zeros((p.size,) * (d + 1))
     expected_tokens = 0.0
     for tokens, weight in enumerate_trees(p, q, k, d):
         tree = draft_tree(p, q, k, d, seed=0, tokens=tokens)
@@ -64,8 +117,79 @@ def test_node_probabilities_and_losslessness_by_enumeration(p, q, k, d):
                     first_token[c.token] += weight * a
                 first_token += weight * none * R
         expected_tokens += weight * sum(n.on_path for n in tree.nodes)  # root counts for the final token
+        joint += weight * padded_emitted_law(tree, p, lambda kids: reference_children(p, q, kids))
     np.testing.assert_allclose(first_token, p, atol=1e-12)  # lossless: the first token follows p
+    # and the whole step: its emitted tokens, continued by plain sampling, are d + 1 i.i.d. draws from p
+    np.testing.assert_allclose(joint, product_law(p, d + 1), atol=1e-12)
     assert expected_tokens == pytest.approx(tree_expected_tokens(p, q, k, d), abs=1e-12)
+
+
+@pytest.mark.parametrize(("p", "q", "k", "d"), [(P3, Q3, 2, 2), (P3, Q3, 3, 2), (P4, Q4, 2, 2), (P4, Q4, 3, 1)])
+def test_distinct_children_with_the_deterministic_rule_are_exact_and_iid_rule_is_not(p, q, k, d):
+    """q's top k at every node: the deterministic rule gives the joint law p x ... x p; the i.i.d. rule does not."""
+    tree = draft_tree(p, q, k, d, seed=0, rule="deterministic")
+    top = sv.top_k_children(q, k)
+    assert all(tree.children(n.index) == [] or [c.token for c in tree.children(n.index)] == top for n in tree.nodes)
+    joint = padded_emitted_law(tree, p, lambda kids: reference_deterministic(p, kids))
+    np.testing.assert_allclose(joint, product_law(p, d + 1), atol=1e-12)
+    on_path = sum(n.on_path for n in tree.nodes)
+    assert on_path == pytest.approx(tree_expected_tokens(p, q, k, d, rule="deterministic"), abs=1e-12)
+    biased = padded_emitted_law(tree, p, lambda kids: reference_children(p, q, kids))
+    assert np.abs(biased - product_law(p, d + 1)).sum() / 2 > 0.01
+
+
+def brute_force_output(p, q, kids, rule):
+    """Every accept/reject pattern of the walk, summed in Fractions, written apart from specviz."""
+    from fractions import Fraction
+
+    p = [Fraction(x).limit_denominator(1000) for x in p]
+    q = [Fraction(x).limit_denominator(1000) for x in q]
+    out = [Fraction(0)] * len(p)
+
+    def go(i, R, prob):
+        if i == len(kids):
+            for y, r in enumerate(R):
+                out[y] += prob * r
+            return
+        x = kids[i]
+        a = R[x] if rule == "deterministic" else min(Fraction(1), R[x] / q[x])
+        out[x] += prob * a
+        if rule == "deterministic":
+            nxt = [Fraction(0) if y == x else r for y, r in enumerate(R)]
+        else:
+            nxt = [max(Fraction(0), r - qq) for r, qq in zip(R, q)]
+        z = sum(nxt)
+        go(i + 1, [v / z for v in nxt] if z > 0 else R, prob * (1 - a))
+
+    go(0, list(p), Fraction(1))
+    return np.array([float(v) for v in out])
+
+
+def test_children_output_dist_against_brute_force_enumeration():
+    # top-2 on cat/dog/fish: the issue's numbers
+    top = sv.top_k_children(Q3, 2)
+    assert top == [1, 0]
+    np.testing.assert_allclose(sv.children_output_dist(P3, Q3, top), [0.4, 0.6, 0.0], atol=1e-12)
+    assert sv.tv_distance(sv.children_output_dist(P3, Q3, top), P3) == pytest.approx(0.3, abs=1e-12)
+    for p, q in [(P3, Q3), (P4, Q4)]:
+        V = p.size
+        for k in (1, 2, 3):
+            for kids in itertools.permutations(range(V), k):  # every ordered set of distinct children
+                det = sv.children_output_dist(p, q, list(kids), rule="deterministic")
+                np.testing.assert_allclose(det, p, atol=1e-12)
+                np.testing.assert_allclose(det, brute_force_output(p, q, kids, "deterministic"), atol=1e-12)
+                iid = sv.children_output_dist(p, q, list(kids))
+                np.testing.assert_allclose(iid, brute_force_output(p, q, kids, "multi_draft"), atol=1e-12)
+            # the i.i.d. rule is exact on average over children drawn i.i.d. from q
+            avg = sum(
+                np.prod(q[list(kids)]) * sv.children_output_dist(p, q, list(kids))
+                for kids in itertools.product(range(V), repeat=k)
+            )
+            np.testing.assert_allclose(avg, p, atol=1e-12)
+    with pytest.raises(ValueError, match="distinct"):
+        sv.children_output_dist(P3, Q3, [1, 1], rule="deterministic")
+    with pytest.raises(ValueError, match="rule"):
+        sv.children_output_dist(P3, Q3, [1], rule="top-k")
 
 
 def test_k1_is_the_chain_formula():
@@ -159,8 +283,13 @@ def test_app_drives_without_a_browser():
     assert app.tree.nodes != draft_tree(P3, Q3, 3, 2, seed=0).nodes or app.tree.emitted != before
     app.preset.value = "far"
     assert app.message_text == "" and app.tree.p.size == 4
-    app.preset.value = "onehot"
-    assert app.message_text == "" and all(n.token == 1 for n in app.tree.nodes[1:])
+    app.preset.value = "distinct"
+    assert app.message_text == "" and app.rule.value == "deterministic" and app.tree.rule == "deterministic"
+    top = sv.top_k_children(Q4, app.k.value)
+    assert all([c.token for c in app.tree.children(n.index)] in ([], top) for n in app.tree.nodes)
+    assert f"{sum(P4[top]):.3f}" in app.numbers.value  # P(some child accepted) = p of the children
+    app.k.value = 4
+    assert app.message_text == ""
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..exact.multidraft import multi_draft_acceptance_rate
 from ..foundation.i18n import t
-from ..samplers.tree import DraftTree, tree_expected_tokens
+from ..samplers.tree import DraftTree, node_acceptance, tree_expected_tokens
 from .style import INK, PALETTE, base_layout, vocab_names
 
 STATUS_STYLE = {  # status -> (trace meta, marker symbol, colour, text mark)
@@ -156,8 +155,8 @@ def draft_tree_figure(tree: DraftTree, vocab=None) -> go.Figure:
         hovertext=[t("tree.hover_final", kind=kind, token=names[tree.final_token], source=source)],
         hoverinfo="text",
     )
-    beta = float(multi_draft_acceptance_rate(tree.p, tree.q, k))
-    expected = tree_expected_tokens(tree.p, tree.q, k, tree.depth)
+    beta = node_acceptance(tree.p, tree.q, k, tree.rule)
+    expected = tree_expected_tokens(tree.p, tree.q, k, tree.depth, tree.rule)
     emitted = " ".join(names[i] for i in tree.emitted)
     title = (
         t("tree.title", k=k, d=tree.depth)

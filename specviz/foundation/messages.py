@@ -691,9 +691,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tree.preset": {"en": "p, q preset", "zh": "p、q 预设"},
     "tree.preset.tutorial": {"en": "running example (cat, dog, fish)", "zh": "贯穿全文的例子（cat、dog、fish）"},
     "tree.preset.far": {"en": "far draft (4 tokens)", "zh": "相差较远的草稿（4 个 token）"},
-    "tree.preset.onehot": {
-        "en": "deterministic draft: q one-hot on dog (prompt lookup)",
-        "zh": "确定性草稿：q 全部落在 dog 上（提示词查找）",
+    "tree.preset.distinct": {
+        "en": "distinct children: q's top k, deterministic rule (EAGLE-2, a prompt-lookup trie)",
+        "zh": "互不相同的子节点：q 的前 k 个 token，确定性规则（EAGLE-2、prompt lookup 的候选树）",
+    },
+    "tree.rule": {"en": "children and rule", "zh": "子节点与规则"},
+    "tree.rule.multi_draft": {
+        "en": "i.i.d. from q, min(1, R/q) (SpecInfer)",
+        "zh": "从 q 独立同分布抽取，min(1, R/q)（SpecInfer）",
+    },
+    "tree.rule.deterministic": {
+        "en": "q's top k, distinct, accept with R(x)",
+        "zh": "q 的前 k 个、互不相同，以 R(x) 接受",
     },
     "tree.preset.perfect": {"en": "perfect draft q = p", "zh": "完美草稿 q = p"},
     "tree.p": {"en": "p (target)", "zh": "p（目标）"},

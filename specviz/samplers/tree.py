@@ -15,6 +15,15 @@ acceptance beta_k = `multi_draft_acceptance_rate(p, q, k)` in place of alpha.
 (7, 0)
 >>> round(tree_expected_tokens([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], 1, 2), 6)   # k = 1: the chain, 1 + a + a^2
 2.44
+
+That rule is exact because the children are drawn i.i.d. from q. With `rule="deterministic"` the
+children of every node are instead q's k most likely tokens, distinct (as EAGLE-2 and Medusa
+choose them; a prompt-lookup trie's distinct continuations are the same case), and each is
+verified with the rule for deterministic children: accept x with probability R(x), else
+R(x) := 0 and renormalise. P(some child accepted) is then p of the children:
+
+>>> round(node_acceptance([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], 2, rule="deterministic"), 6)   # p(dog) + p(cat)
+0.9
 """
 
 from __future__ import annotations
@@ -23,7 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exact.multidraft import check_draft_count, multi_draft_acceptance_rate, multi_draft_stages
+from ..exact.multidraft import (
+    check_draft_count,
+    check_rule,
+    children_walk,
+    multi_draft_acceptance_rate,
+    top_k_children,
+)
+from ..exact.theory import repair
 from ..foundation.checks import integer
 from ..foundation.validate import as_pair
 from .sampling import categorical, make_rng
@@ -71,6 +87,7 @@ class DraftTree:
     final_token: int  # the resampled (all children rejected) or bonus (a leaf accepted) token
     final_kind: str  # "resampled" or "bonus"
     final_dist: np.ndarray  # what final_token was drawn from: the last node's final R, or p
+    rule: str = "multi_draft"  # how children were drafted and verified: "multi_draft" (i.i.d.) or "deterministic"
 
     def children(self, index: int) -> list[TreeNode]:
         """The children of node `index` (0..len(nodes)-1), in the order they are tested."""
@@ -106,10 +123,10 @@ def tree_size(n_drafts: int, depth: int) -> int:
     return sum(k**level for level in range(1, d + 1))
 
 
-def child_acceptance(p, q, children) -> tuple[np.ndarray, float, np.ndarray]:
+def child_acceptance(p, q, children, rule="multi_draft") -> tuple[np.ndarray, float, np.ndarray]:
     """For drafted children tokens x_1..x_k: P(child i is the accepted one), P(all rejected), the final R.
 
-    A second copy of a rejected draft can never pass: after the rejection R is 0 there.
+    With the i.i.d. rule a second copy of a rejected draft can never pass: after the rejection R is 0 there.
 
     >>> acc, none, R = child_acceptance([0.6, 0.3, 0.1], [0.4, 0.5, 0.1], [1, 1])
     >>> acc.round(4).tolist(), round(none, 4), R.round(4).tolist()
@@ -120,34 +137,43 @@ def child_acceptance(p, q, children) -> tuple[np.ndarray, float, np.ndarray]:
     children = token_ids(children, p.size, "children")
     if not children:
         raise ValueError("children must hold at least one drafted token id, got none")
-    stages = multi_draft_stages(p, q, len(children))
-    acc = np.zeros(len(children))
-    still = 1.0  # P(every earlier child was rejected)
-    for i, (x, (R, _)) in enumerate(zip(children, stages[:-1])):
-        a = min(1.0, float(R[x]) / float(q[x])) if q[x] > 0 else 0.0
-        acc[i] = still * a
-        still *= 1.0 - a
-    return acc, still, np.asarray(stages[-1][0], dtype=np.float64)
+    acc, none, R = children_walk(p, q, children, rule)
+    return np.asarray(acc, dtype=np.float64), float(none), np.asarray(R, dtype=np.float64)
 
 
-def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
+def node_acceptance(p, q, n_drafts, rule="multi_draft") -> float:
+    """P(some child of a node is accepted): beta_k for k i.i.d. drafts, or p(q's top k) for deterministic children."""
+    k = check_draft_count(n_drafts)
+    if check_rule(rule) == "multi_draft":
+        return float(multi_draft_acceptance_rate(p, q, k))
+    p, q = as_pair(p, q)
+    return float(sum(float(p[x]) for x in top_k_children(q, k)))
+
+
+def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None, rule="multi_draft") -> DraftTree:
     """Draft a full tree (k children per node, `depth` levels) from q and verify it once.
 
     `tokens` (optional) gives the drafted tokens in breadth-first order instead of drawing
-    them; the uniforms of the verification and the final token come from `seed`.
+    them; the uniforms of the verification and the final token come from `seed`. With
+    rule="deterministic" every node's children are q's top k (distinct), or the given
+    `tokens` (distinct among siblings), verified with the rule for deterministic children.
     """
     p, q = as_pair(p, q)
     p, q = p.astype(np.float64), q.astype(np.float64)
     k, d = check_tree_shape(n_drafts, depth)
+    rule = check_rule(rule)
+    det = rule == "deterministic"
     rng = make_rng(seed)
     size = tree_size(k, d)
-    if tokens is None:
+    if tokens is None and det:
+        drafted = top_k_children(q, k) * (size // k)
+    elif tokens is None:
         drafted = categorical(q, size, rng)
     else:
         drafted = token_ids(tokens, p.size, "tokens")
         if len(drafted) != size:
             raise ValueError(f"tokens must be {size} token ids (breadth-first, k={k}, depth={d}), got {len(drafted)}")
-        cannot = [x for x in drafted if q[x] <= 0]
+        cannot = [] if det else [x for x in drafted if q[x] <= 0]
         if cannot:
             raise ValueError(f"tokens must be ids the draft q can propose (q(id) > 0): q({cannot[0]}) = 0")
     # breadth-first layout: parent of node j (1-based among drafted nodes) is (j - 1) // k
@@ -164,7 +190,7 @@ def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
         first = parent * k + 1
         if first > size:
             break
-        acc, _, _ = child_acceptance(p, q, toks[first : first + k])
+        acc, _, _ = child_acceptance(p, q, toks[first : first + k], rule)
         given[first : first + k] = acc
         on_path[first : first + k] = on_path[parent] * acc
     # one verification of this tree
@@ -173,16 +199,21 @@ def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
     final_kind, final_dist = "bonus", p
     while depths[node] < d:
         first = node * k + 1
-        kids = toks[first : first + k]
-        stages = multi_draft_stages(p, q, k)
-        nxt = None
-        for i, (x, (R, _)) in enumerate(zip(kids, stages[:-1])):
-            if rng.random() < min(1.0, float(R[x]) / float(q[x])):
+        R, nxt = p.copy(), None
+        for i, x in enumerate(toks[first : first + k]):
+            a = float(R[x]) if det else (min(1.0, float(R[x]) / float(q[x])) if q[x] > 0 else 0.0)
+            if rng.random() < a:
                 status[first + i], nxt = "accepted", first + i
                 break
             status[first + i] = "rejected"
+            if det:  # deterministic child: remove x from R, renormalise
+                R = R.copy()
+                R[x] = 0.0
+                R = R / R.sum() if R.sum() > 0 else R
+            else:
+                R, _ = repair(R, q)
         if nxt is None:
-            final_kind, final_dist = "resampled", np.asarray(stages[-1][0], dtype=np.float64)
+            final_kind, final_dist = "resampled", np.asarray(R, dtype=np.float64)
             break
         path.append(nxt)
         node = nxt
@@ -191,15 +222,15 @@ def draft_tree(p, q, n_drafts=2, depth=2, seed=None, tokens=None) -> DraftTree:
         TreeNode(i, parents[i], depths[i], ranks[i], toks[i], float(given[i]), float(on_path[i]), status[i])
         for i in range(size + 1)
     )
-    return DraftTree(p, q, k, d, nodes, tuple(path), final, final_kind, final_dist)
+    return DraftTree(p, q, k, d, nodes, tuple(path), final, final_kind, final_dist, rule)
 
 
-def tree_expected_tokens(p, q, n_drafts, depth) -> float:
-    """E[tokens per verify step] of a full tree: 1 + b + ... + b^depth with b = multi-draft acceptance of k drafts.
+def tree_expected_tokens(p, q, n_drafts, depth, rule="multi_draft") -> float:
+    """E[tokens per verify step] of a full tree: 1 + b + ... + b^depth with b = `node_acceptance(p, q, k, rule)`.
 
     >>> round(tree_expected_tokens([0.5, 0.3, 0.15, 0.05], [0.1, 0.2, 0.3, 0.4], 2, 1), 6)
     1.65
     """
     k, d = check_tree_shape(n_drafts, depth)
-    b = float(multi_draft_acceptance_rate(p, q, k))
+    b = node_acceptance(p, q, k, rule)
     return float(sum(b**i for i in range(d + 1)))

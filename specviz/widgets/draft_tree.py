@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..exact.multidraft import multi_draft_acceptance_rate
+from ..exact.multidraft import CHILD_RULES, check_rule
 from ..figures.draft_tree import draft_tree_figure
 from ..foundation.checks import integer
 from ..foundation.examples import TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB
 from ..foundation.i18n import t
 from ..foundation.validate import as_pair
 from ..htmlkit import html_table
-from ..samplers.tree import draft_tree, tree_expected_tokens, tree_size
+from ..samplers.tree import draft_tree, node_acceptance, tree_expected_tokens, tree_size
 from .base import App, safe_callback
 from .figure_sync import figure_widget, sync_figure
 from .multidraft import MULTIDRAFT_P, MULTIDRAFT_Q
@@ -21,21 +21,25 @@ MAX_DRAWN_LEAVES = 32
 """The widest tree the app draws (k^depth leaves); wider ones get an error message."""
 
 TREE_PRESETS = {
-    "tutorial": (TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB),
-    "far": (MULTIDRAFT_P, MULTIDRAFT_Q, None),
-    "onehot": (TUTORIAL_P, (0.0, 1.0, 0.0), TUTORIAL_VOCAB),
-    "perfect": (TUTORIAL_P, TUTORIAL_P, TUTORIAL_VOCAB),
+    "tutorial": (TUTORIAL_P, TUTORIAL_Q, TUTORIAL_VOCAB, "multi_draft"),
+    "far": (MULTIDRAFT_P, MULTIDRAFT_Q, None, "multi_draft"),
+    "distinct": (MULTIDRAFT_P, MULTIDRAFT_Q, None, "deterministic"),
+    "perfect": (TUTORIAL_P, TUTORIAL_P, TUTORIAL_VOCAB, "multi_draft"),
 }
-"""Preset key -> (p, q, vocab) of the draft-tree app."""
+"""Preset key -> (p, q, vocab, rule) of the draft-tree app; "distinct": q's top k as children, deterministic rule."""
 
 
 def _preset_labels() -> list[tuple[str, str]]:
     return [
         (t("tree.preset.tutorial"), "tutorial"),
         (t("tree.preset.far"), "far"),
-        (t("tree.preset.onehot"), "onehot"),
+        (t("tree.preset.distinct"), "distinct"),
         (t("tree.preset.perfect"), "perfect"),
     ]
+
+
+def _rule_labels() -> list[tuple[str, str]]:
+    return [(t(f"tree.rule.{rule}"), rule) for rule in CHILD_RULES]
 
 
 def _weights_text(v) -> str:
@@ -45,12 +49,12 @@ def _weights_text(v) -> str:
 class DraftTreeApp(App):
     """A draft tree drawn and verified once, with P(accepted | parent reached) on every node.
 
-    Handles: `figure` (`draft_tree_figure`), `k`, `depth`, `seed` (sliders), `preset` (Dropdown),
+    Handles: `figure` (`draft_tree_figure`), `k`, `depth`, `seed` (sliders), `preset`, `rule` (Dropdowns),
     `p_text`, `q_text` (editable weights), `numbers` (k = 1..k against expected tokens per step),
     `message`; `tree` (the last `DraftTree` drawn).
     """
 
-    def __init__(self, p=None, q=None, vocab=None, n_drafts=2, depth=3, seed=0):
+    def __init__(self, p=None, q=None, vocab=None, n_drafts=2, depth=3, seed=0, rule="multi_draft"):
         super().__init__()
         self._loading = False
         style = {"description_width": "140px"}
@@ -69,20 +73,23 @@ class DraftTreeApp(App):
         self.depth = W.IntSlider(value=depth, min=1, max=5, description=t("tree.depth"), style=style)
         self.seed = W.IntSlider(value=seed, min=0, max=99, description=t("tree.seed"), style=style)
         self.preset = W.Dropdown(options=_preset_labels(), value=None, description=t("tree.preset"), style=style)
+        self.rule = W.Dropdown(options=_rule_labels(), value=check_rule(rule), description=t("tree.rule"), style=style)
         text_layout = W.Layout(width="360px")
         self.p_text = W.Text(value=_weights_text(p), description=t("tree.p"), style=style, layout=text_layout)
         self.q_text = W.Text(value=_weights_text(q), description=t("tree.q"), style=style, layout=text_layout)
         for box in (self.p_text, self.q_text):
             box.continuous_update = False
         self.numbers = W.HTML()
-        self.tree = draft_tree(p, q, self.k.value, self.depth.value, seed=int(self.seed.value))
+        self.tree = draft_tree(p, q, self.k.value, self.depth.value, seed=int(self.seed.value), rule=self.rule.value)
         self.figure = figure_widget(draft_tree_figure(self.tree, self.vocab))
-        for w in (self.k, self.depth, self.seed, self.p_text, self.q_text):
+        for w in (self.k, self.depth, self.seed, self.rule, self.p_text, self.q_text):
             w.observe(lambda _: self.update(), names="value")
         self.preset.observe(lambda change: self.apply_preset(change["new"]), names="value")
         self.children = [
             W.HTML(f"<h3 style='margin:4px 0'>{t('tree.app_title')}</h3>"),
-            W.HBox([W.VBox([self.k, self.depth, self.seed]), W.VBox([self.preset, self.p_text, self.q_text])]),
+            W.HBox(
+                [W.VBox([self.k, self.depth, self.seed]), W.VBox([self.preset, self.rule, self.p_text, self.q_text])]
+            ),
             self.figure,
             self.numbers,
             self.message,
@@ -93,11 +100,12 @@ class DraftTreeApp(App):
         """Load preset `key` of TREE_PRESETS into the p and q boxes (and redraw)."""
         if key is None:
             return
-        p, q, vocab = TREE_PRESETS[key]
+        p, q, vocab, rule = TREE_PRESETS[key]
         self.vocab = vocab
-        self._loading = True  # one redraw for the pair, not one per box
+        self._loading = True  # one redraw for the pair and the rule, not one per box
         try:
             self.p_text.value, self.q_text.value = _weights_text(p), _weights_text(q)
+            self.rule.value = rule
         finally:
             self._loading = False
         self.update()
@@ -112,18 +120,24 @@ class DraftTreeApp(App):
         if k**d > MAX_DRAWN_LEAVES:
             raise ValueError(t("tree.too_many", leaves=k**d, most=MAX_DRAWN_LEAVES))
         vocab = self.vocab if self.vocab is not None and len(self.vocab) == p.size else None
-        self.tree = draft_tree(p, q, k, d, seed=int(self.seed.value))
+        rule = self.rule.value
+        self.tree = draft_tree(p, q, k, d, seed=int(self.seed.value), rule=rule)
         sync_figure(self.figure, draft_tree_figure(self.tree, vocab))
         rows = []
-        for kk in range(1, self.k.max + 1):
-            beta = float(multi_draft_acceptance_rate(p, q, kk))
-            cells = [str(kk), f"{beta:.3f}", f"{tree_expected_tokens(p, q, kk, d):.3f}", str(tree_size(kk, d))]
+        distinct = int((q > 0).sum()) if rule == "deterministic" else self.k.max  # distinct children q can give
+        for kk in range(1, min(self.k.max, distinct) + 1):
+            beta = node_acceptance(p, q, kk, rule)
+            cells = [str(kk), f"{beta:.3f}", f"{tree_expected_tokens(p, q, kk, d, rule):.3f}", str(tree_size(kk, d))]
             rows.append([f"<b>{c}</b>" for c in cells] if kk == k else cells)
         headers = [t("tree.col.k"), t("tree.col.beta"), t("tree.col.tokens"), t("tree.col.nodes")]
         self.numbers.value = html_table(rows, headers)
         self.clear_message()
 
 
-def draft_tree_app(p=None, q=None, vocab=None, n_drafts=2, depth=3, seed=0) -> DraftTreeApp:
-    """Draft-tree explorer: k drafts per node, `depth` levels; one verification and every node's exact odds."""
-    return DraftTreeApp(p, q, vocab, n_drafts, depth, seed)
+def draft_tree_app(p=None, q=None, vocab=None, n_drafts=2, depth=3, seed=0, rule="multi_draft") -> DraftTreeApp:
+    """Draft-tree explorer: k drafts per node, `depth` levels; one verification and every node's exact odds.
+
+    rule="multi_draft": children i.i.d. from q, SpecInfer's rule; rule="deterministic": q's top k as
+    distinct children, accepted with R(x) and removed from R on rejection.
+    """
+    return DraftTreeApp(p, q, vocab, n_drafts, depth, seed, rule)
