@@ -45,7 +45,7 @@ number_exercise(
         "en": f"The four-token target p4 = {P4} and a prompt-lookup draft that proposes the second token with "
         "certainty (q one-hot). Given that the proposal is rejected, with what probability is the emitted token "
         "the first one (to within 1e-6)?",
-        "zh": f"四个 token 的目标 p4 = {P4}，一个 prompt lookup 草稿确定地提议第二个 token（q 为 one-hot）。"
+        "zh": f"四个 token 的目标 p4 = {P4}，一个提示词查找草稿确定地提议第二个 token（q 为 one-hot）。"
         "已知提议被拒绝，输出第一个 token 的概率是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: float(resample_dist(P4, ONE_HOT_SECOND)[0]),

@@ -39,7 +39,7 @@ number_exercise(
         "en": "A prompt-lookup draft proposes three tokens, each with certainty (q one-hot). The target gives "
         f"them probabilities {', '.join(map(str, P_PROPOSED))} (each in its own context). How many tokens does "
         "this verify step emit on average (to within 1e-6)?",
-        "zh": "一个 prompt lookup 草稿确定地（q 为 one-hot）提议了三个 token。目标模型给它们的概率依次是 "
+        "zh": "一个提示词查找草稿确定地（q 为 one-hot）提议了三个 token。目标模型给它们的概率依次是 "
         f"{'、'.join(map(str, P_PROPOSED))}（各自在自己的上下文里）。这个验证步平均输出多少个 token（误差在 1e-6 以内）？",
     },
     answer=lambda: 1 + float(np.cumprod(P_PROPOSED).sum()),

@@ -38,21 +38,21 @@ number_exercise(
         "en": f"A vLLM server's /metrics page shows {DRAFTS:,} drafts (one per request per verify step that carried "
         f"draft tokens), {DRAFT_TOKENS:,} draft tokens and {ACCEPTED:,} accepted tokens since it started. "
         "What is its mean acceptance length (to within 1e-6)?",
-        "zh": f"一台 vLLM 服务器的 /metrics 页面显示，自启动以来共有 {DRAFTS:,} 次起草（每个请求在每个带草稿 token 的验证步"
-        f"里算一次）、{DRAFT_TOKENS:,} 个草稿 token、"
-        f"{ACCEPTED:,} 个被接受的 token。它的平均接受长度是多少（误差在 1e-6 以内）？",
+        "zh": f"一台 vLLM 服务器的 /metrics 页面显示，自启动以来草稿次数为 {DRAFTS:,}（每个请求在每个带草稿 token 的验证步"
+        f"里算一次）、草稿 token 数为 {DRAFT_TOKENS:,}、"
+        f"被接受的 token 数为 {ACCEPTED:,}。它的平均接受长度是多少（误差在 1e-6 以内）？",
     },
     answer=lambda: 1 + ACCEPTED / DRAFTS,
     hints=[
         {
             "en": "One draft is one verify step. Each verify step emits its accepted draft tokens plus one token from "
             "the target (a repair or the bonus token).",
-            "zh": "一次起草就是一个验证步。每个验证步输出它被接受的草稿 token，再加上目标模型给出的一个 token"
+            "zh": "草稿次数里的一次就是一个验证步。每个验证步输出它被接受的草稿 token，再加上目标模型给出的一个 token"
             "（修复的或额外 token）。",
         },
         {
             "en": "Mean acceptance length = 1 + accepted tokens / drafts.",
-            "zh": "平均接受长度 = 1 + 被接受的 token 数 / 起草次数。",
+            "zh": "平均接受长度 = 1 + 被接受的 token 数 / 草稿次数。",
         },
     ],
     solution="answer = 1 + 5200 / 2000",

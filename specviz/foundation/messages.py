@@ -693,7 +693,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tree.preset.far": {"en": "far draft (4 tokens)", "zh": "相差较远的草稿（4 个 token）"},
     "tree.preset.distinct": {
         "en": "distinct children: q's top k, deterministic rule (EAGLE-2, a prompt-lookup trie)",
-        "zh": "互不相同的子节点：q 的前 k 个 token，确定性规则（EAGLE-2、prompt lookup 的候选树）",
+        "zh": "互不相同的子节点：q 的前 k 个 token，确定性规则（EAGLE-2、提示词查找的候选树）",
     },
     "tree.rule": {"en": "children and rule", "zh": "子节点与规则"},
     "tree.rule.multi_draft": {
