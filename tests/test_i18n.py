@@ -46,7 +46,7 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # names, rule names (identifiers shown as they are), dtype names, and the two language labels.
 ALLOWED_WORDS = {
     "min", "max", "exp", "TV", "IS", "E_p", "E_q", "id", "one-hot", "top-k", "top-p", "dtype", "p_dtype",
-    "logit", "fp64", "float64", "float32", "float16", "bfloat16", "SpecInfer", "Medusa", "token", "specviz",
+    "logit", "fp64", "float64", "float32", "float16", "bfloat16", "SpecInfer", "Medusa", "EAGLE-2", "token", "specviz",
     "lab", "cat", "dog", "fish", "English", "Language",
     # names shown as they are: inputs a user types (bundled, .gguf), devices, a product, a cited paper
     "bundled", "gguf", "cpu", "cuda", "vLLM", "Leviathan", "arXiv",

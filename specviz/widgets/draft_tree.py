@@ -39,7 +39,8 @@ def _preset_labels() -> list[tuple[str, str]]:
 
 
 def _rule_labels() -> list[tuple[str, str]]:
-    return [(t(f"tree.rule.{rule}"), rule) for rule in CHILD_RULES]
+    labels = {"multi_draft": t("tree.rule.multi_draft"), "deterministic": t("tree.rule.deterministic")}
+    return [(labels[rule], rule) for rule in CHILD_RULES]
 
 
 def _weights_text(v) -> str:
