@@ -135,3 +135,49 @@ def test_card_markdown_is_in_the_page_language_and_refuses_two_tokenizers(tmp_pa
     (planted / "draft" / "tokenizer.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ValueError, match="one byte-level tokenizer"):
         card_markdown("en", folder=planted)
+
+
+def exact_two_token_steps(pair, ids):
+    """(p1, p2, q1, q2): first-token laws (V,) and second-token laws given the first (V, V), target and draft."""
+    V = pair.target.vocab_size
+    out = []
+    for model in (pair.target, pair.draft):
+        first = torch.softmax(model.full_logits(ids)[-1].double(), -1).numpy()
+        batch = torch.tensor([ids + [t] for t in range(V)])
+        with torch.inference_mode():
+            second = torch.softmax(model.model(input_ids=batch).logits[:, -1, :V].double(), -1).numpy()
+        out.append((first, second))
+    return out[0][0], out[0][1], out[1][0], out[1][1]
+
+
+def test_power_of_the_two_token_check_is_stated(pair):
+    """What the 1,200-run check above can and cannot see, computed (notebook 11 §2 and its CLAIMS row quote it).
+
+    A lenient verifier (l = 0.9, lossy on purpose, notebook 9) verifies both tokens: the first follows the
+    lenient output law of (p1, q1), the second that of (p2, q2) given the first (its draft is drawn from q given
+    the first token whether the first was kept or repaired). The power of the pooled chi-square at ALPHA = 1e-4
+    against that law, by the non-central chi-square, is about 1 %: the check rejects gross errors only.
+    """
+    from scipy import stats
+
+    import specviz as sv
+
+    ids = pair.tokenizer.encode("ROMEO:\nI ", add_special_tokens=False)
+    p1, p2, q1, q2 = exact_two_token_steps(pair, ids)
+    V = p1.size
+    exact = (p1[:, None] * p2).ravel()
+    lenient = (
+        sv.output_dist(p1, q1, "lenient", l=0.9)[:, None]
+        * np.stack([sv.output_dist(p2[t], q2[t], "lenient", l=0.9) for t in range(V)])
+    ).ravel()
+    tv = 0.5 * np.abs(lenient - exact).sum()
+    n, keep = 1200, exact > 0
+    small = exact[keep] * n < 5  # pooled as chi_square_pvalue pools them
+
+    def pool(v):
+        return np.append(v[keep][~small], v[keep][small].sum())
+
+    e0, e1 = pool(exact), pool(lenient)
+    df = e0.size - 1
+    power = stats.ncx2.sf(stats.chi2.isf(ALPHA, df), df, n * ((e1 - e0) ** 2 / e0).sum())
+    assert 0.04 < tv < 0.05 and power < 0.02, (tv, power)

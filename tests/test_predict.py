@@ -235,3 +235,11 @@ def test_tutorials_08_11_12_13_ask_before_they_reveal(name):
     for folder in (NOTEBOOKS, NOTEBOOKS / "zh"):
         text = (folder / f"{name}.md").read_text(encoding="utf-8")
         assert len(predict_calls(text)) >= 1, f"{folder.name}/{name}: no predict box"
+
+
+def test_the_learned_draft_section_asks_before_it_reveals():
+    """Notebook 11 §6 (a draft that reads the target's features) has its own predict box, in both languages."""
+    for folder in (NOTEBOOKS, NOTEBOOKS / "zh"):
+        text = (folder / "11_real_models.md").read_text(encoding="utf-8")
+        section = text[text.index("## 6 · ") : text.index("\n## ", text.index("## 6 · ") + 1)]
+        assert predict_calls(section), f"{folder.name}/11_real_models §6: no predict box"
