@@ -157,6 +157,7 @@ POST = {  # extra postconditions beyond "every number is finite"
     "output_dist": _is_dist,
     "rejection_output_dist": _is_dist,
     "multi_draft_output_dist": _is_dist,
+    "children_output_dist": _is_dist,
     "standardize": _is_dist,
     "softmax": _is_dist,
     "verify_output_dist": _is_dist,
@@ -255,6 +256,8 @@ GOOD = {
     },
     # multidraft
     "multi_draft_output_dist": {"p": P3, "q": Q3, "n_drafts": 2},
+    "children_output_dist": {"p": P3, "q": Q3, "children": [1, 0], "rule": "deterministic"},
+    "top_k_children": {"q": Q3, "n_drafts": 2},
     "multi_draft_acceptance_rate": {"p": P3, "q": Q3, "n_drafts": 2},
     # sampling
     "spec_sample": {"p": P3, "q": Q3, "n": 100, "seed": 0},

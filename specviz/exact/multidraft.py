@@ -115,6 +115,10 @@ def children_walk(p, q, children, rule="multi_draft"):
     """
     p, q = as_pair(p, q)
     rule = check_rule(rule)
+    if children is None or isinstance(children, (str, bytes, dict)) or not hasattr(children, "__len__"):
+        raise TypeError(f"children must be a list of token ids, got {children!r}")
+    if getattr(children, "ndim", 1) != 1:
+        raise TypeError(f"children must be a flat list of token ids, got an array of shape {tuple(children.shape)}")
     children = [
         integer(x, f"children[{i}] (a token id, 0..{p.size - 1})", lo=0, hi=p.size - 1) for i, x in enumerate(children)
     ]
