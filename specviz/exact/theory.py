@@ -82,8 +82,9 @@ def acceptance_prob(p: ArrayLike, q: ArrayLike) -> np.ndarray:
       (R = p at the first, as for one draft), then `u < a` on the drawn drafts (numpy, vectorised).
     - `specviz.exact.standardize.verify_output_dist` (and `mismatch_output_dist` through it): this function,
       then 0 where q = 0 (vLLM's guard: there the draft comes from another q, so that value is used).
-    - `specviz.samplers.tree.child_acceptance` (min(1, R/q) with R = p for the first child; 0 where
-      q = 0) and `specviz.samplers.tree.draft_tree` (one draw against it).
+    - `specviz.exact.multidraft.children_walk` (min(1, R/q) with R = p for the first child; 0 where
+      q = 0), reached through `specviz.samplers.tree.child_acceptance`, and
+      `specviz.samplers.tree.draft_tree` (one draw against the same rule, written out in its walk).
     - `specviz.samplers.torch_sampling.verify_chain_torch` (`u q < p`, rejects where q = 0) and
       `specviz.samplers.torch_sampling.spec_sample_torch` (`u q/Σq < p/Σp`, for unnormalised rows).
     - `specviz.lm.trees.verify.verify_tree_torch` (`u q < R`, R = p for a node's first child; rejects
