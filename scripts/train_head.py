@@ -13,7 +13,10 @@ distribution there (EAGLE uses the raw features and 0.1 x CE; docs/learned-draft
 here). Uniform noise (EAGLE's U(-0.1, 0.1)) is added to the input features. The learning rate
 warms up, then decays on a cosine over the wall-clock budget, so the head ends annealed whenever
 the budget binds; a checkpoint is written every `--save-every` minutes and at the end, with a
-JSON record of the run (tokens, epochs, losses, held-out acceptance).
+JSON record of the run (tokens, epochs, losses, held-out acceptance). An interrupted run resumes:
+the same command again finds `RESUME` in `--out` (the fp32 weights, the optimiser, the clock and
+the data order of the last checkpoint) and carries on from it, within the same budget (the epoch
+in progress restarts in a new order); `--fresh` starts over.
 
     python scripts/train_head.py --data build/head-data --out specviz/lm/bundled/smollm2-head --minutes 40
 
@@ -29,6 +32,7 @@ import glob
 import hashlib
 import json
 import math
+import os
 import platform
 import random
 import time
@@ -39,6 +43,9 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from specviz.lm.drafts.feature_head import FeatureHead, rms_norm
+
+RESUME = "resume.pt"
+"""The checkpoint an interrupted run resumes from, beside the weights in --out (removed when a run ends)."""
 
 
 def assistant_mask(ids: torch.Tensor, start: int, end: int, header: list) -> torch.Tensor:
@@ -232,6 +239,7 @@ def main() -> None:
     ap.add_argument("--fc-init", choices=("random", "identity"), default="identity")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-shards", type=int, default=0, help="0: every shard")
+    ap.add_argument("--fresh", action="store_true", help=f"start over even if --out holds {RESUME} of this run")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -279,15 +287,33 @@ def main() -> None:
             head.fc.bias.zero_()
     fz = Frozen(hf, vocab_ids)
     mass = float(counts[vocab_ids].sum() / counts.sum())
-    before = evaluate(head, fz, held)
-    print(f"untrained: {before}", flush=True)
-
     opt = torch.optim.AdamW(head.parameters(), lr=args.lr, weight_decay=0.0)
     budget = args.minutes * 60
-    t0 = time.time()
     rng, gen = random.Random(args.seed), torch.Generator().manual_seed(args.seed)
     steps = passes = 0
-    last_save, last_eval, log, curve = t0, t0, [], []
+    elapsed, log, curve = 0.0, [], []
+    resume = out / RESUME
+    same_run = {k: v for k, v in vars(args).items() if k not in ("threads", "save_every", "eval_every", "fresh")}
+    if resume.is_file() and not args.fresh:  # an interrupted run of the same settings: carry on from its checkpoint
+        ck = torch.load(resume, weights_only=False)
+        if ck["run"] != same_run:
+            raise SystemExit(
+                f"{resume} is the checkpoint of another run ({ck['run']}); pass --fresh to start over, or the same "
+                "arguments to resume it"
+            )
+        head.load_state_dict(ck["head"])
+        opt.load_state_dict(ck["opt"])
+        steps, passes, elapsed, log, curve, before = (
+            ck[k] for k in ("steps", "passes", "elapsed", "log", "curve", "before")
+        )
+        rng.setstate(ck["rng"])
+        gen.set_state(ck["gen"])
+        print(f"resumed {resume}: step {steps}, {elapsed / 60:.1f} of {args.minutes} minutes done", flush=True)
+    else:
+        before = evaluate(head, fz, held)
+        print(f"untrained: {before}", flush=True)
+    t0 = time.time() - elapsed
+    last_save = last_eval = time.time()
 
     def save(final: bool) -> dict:
         state = {k: v.detach().to(torch.float16) if v.is_floating_point() else v for k, v in head.state_dict().items()}
@@ -320,6 +346,12 @@ def main() -> None:
         (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
         if final:
             (out / "MODEL_CARD.md").write_text(model_card(record))
+            resume.unlink(missing_ok=True)
+        else:  # what an interrupted run needs to carry on (fp32 weights, the optimiser, the clock, the data order)
+            ck = dict(run=same_run, head=head.state_dict(), opt=opt.state_dict(), steps=steps, passes=passes)
+            ck.update(elapsed=time.time() - t0, log=log, curve=curve, before=before, rng=rng.getstate())
+            torch.save(dict(ck, gen=gen.get_state()), resume.with_suffix(".tmp"))
+            os.replace(resume.with_suffix(".tmp"), resume)
         return result
 
     done = False
