@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # it imports transformers (8-10 s on a fresh worker): the slow lane, which has it loaded
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PAGES = [NOTEBOOKS / "09_when_lossless_breaks.md", NOTEBOOKS / "zh" / "09_when_lossless_breaks.md"]
 

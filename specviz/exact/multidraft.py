@@ -97,7 +97,9 @@ def top_k_children(q, n_drafts) -> list[int]:
     k = check_draft_count(n_drafts)
     order = sorted(range(q.size), key=lambda x: (-q[x], x))
     if k > int(np.count_nonzero(q > 0)):
-        raise ValueError(f"{k} distinct children need {k} tokens with q > 0; q has {int(np.count_nonzero(q > 0))}")
+        raise ValueError(
+            f"n_drafts={k} distinct children need {k} tokens with q > 0; q has {int(np.count_nonzero(q > 0))}"
+        )
     return order[:k]
 
 
