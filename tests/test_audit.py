@@ -63,6 +63,7 @@ def test_audit_rejects_malformed_sampler_output():
         sv.audit(42, P, Q)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_audit_false_alarm_rate_matches_alpha():
     """At alpha = 0.05 a correct sampler should fail about 5% of the time (400 seeded runs).
 

@@ -178,6 +178,7 @@ def test_the_quick_run_of_the_whole_benchmark(tmp_path):
         assert "met (" in data["goals"][2]  # every greedy output was compared with plain decoding
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_cpu_times_times_each_call_reps_times_and_never_its_undo():
     def busy_undo(k):  # 20 ms of CPU: timed by mistake, it would show
         log.append(f"undo {k}")

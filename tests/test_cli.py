@@ -303,6 +303,7 @@ def test_run_json_reports_vllm_statistics(capsys):
     assert out["speedup"] == pytest.approx(out["tokens_per_second"] / out["ar_tokens_per_second"])
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_run_text_report_with_prompt_lookup(capsys):
     from specviz.cli import main
 
@@ -559,6 +560,7 @@ def metrics_server():
         server.server_close()
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_vllm_stats_works_without_torch(metrics_server):
     """`specviz vllm-stats URL` only reads a Prometheus page: it runs where importing torch fails."""
     r = run_without_torch("vllm-stats", metrics_server, "--timeout", "5")

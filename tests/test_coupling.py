@@ -96,6 +96,7 @@ def test_maximal_coupling_reaches_the_linear_programs_optimum():
         assert coupling.coupling_acceptance(J) == pytest.approx(np.minimum(p, q).sum(), abs=1e-12)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_random_couplings_have_the_marginals_and_never_beat_the_overlap():
     """2,000 random couplings over 200 random pairs (deterministic seeds: no false alarms)."""
     traces = []

@@ -269,6 +269,7 @@ def test_bad_input_names_the_problem(kwargs, words):
         draft_tree(P3, Q3, **args)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_app_drives_without_a_browser():
     app = draft_tree_app()
     assert app.message_text == ""

@@ -361,6 +361,7 @@ def test_hostile_walk_of_the_live_app_couplings_and_trees(one_view):
 # -------------------------------------------------------------------------------- the UI
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_a_bad_value_set_through_the_controls_is_a_message_and_the_app_stays_usable():
     app = L.LiveApp(TOY, prompt="0 1", max_new_tokens=10, ar_baseline=False)
     app.seed.value = -3  # an IntText: the browser lets a user type any whole number
@@ -382,6 +383,7 @@ def test_a_pair_by_name_loads_that_pair():
         L.LiveApp("bundled", target="gpt2", load=False)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_max_new_tokens_beyond_a_given_pairs_context_is_refused():
     small = lm.Pair(lm.NGramModel(TOY.target.table, max_positions=64), lm.NGramModel(TOY.draft.table))
     with pytest.raises(ValueError, match="max_new_tokens=100 .*at most 48"):

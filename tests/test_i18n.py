@@ -341,6 +341,7 @@ def test_the_listed_calls_cover_every_builder():
     assert len(builder_names()) >= 20
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_apps_show_no_english_in_chinese(zh):
     W = specviz.widgets
     apps = [
@@ -566,6 +567,7 @@ def test_vllm_app_shows_no_english_in_chinese(zh):
 EN_TITLES = ["Money diagram", "Sampling check", "Pitfalls", "γ-steps & trees", "Numerics"]
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_dashboard_toggle_rebuilds_in_the_other_language():
     before = language()
     try:
@@ -594,6 +596,7 @@ def test_dashboard_toggle_rebuilds_in_the_other_language():
         set_language(before)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_dashboard_in_chinese_builds_every_tab_and_keeps_fixed_titles():
     import ipywidgets as W
 
@@ -625,6 +628,7 @@ def test_real_models_tab_without_its_extra_shows_a_message():
 # ----------------------------------------------------------------------------- command line and environment
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_specviz_lang_sets_the_initial_language():
     code = "import specviz.foundation.i18n as i; print(i.language(), i.t('dashboard.money'))"
     for value, want in (("zh", "zh 质量分解图"), ("en", "en Money diagram"), ("fr", "en Money diagram")):

@@ -98,6 +98,7 @@ def test_choices_made_before_the_draft_pass(pair, engine, gamma):
     assert sum(s.gamma > 0 for s in steps) >= 50  # it did draft: the check was not plain decoding
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_the_adaptive_choices_really_vary(pair):
     """The lossless choosers above are not a fixed γ in disguise."""
     made = []

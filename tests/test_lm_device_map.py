@@ -60,6 +60,7 @@ def same_runs(a, b):
         assert x == y, f"{what} differ with a device map: {x} vs {y}"
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize(
     ("target", "draft", "t_map", "d_map"),
     [
@@ -78,6 +79,7 @@ def test_a_per_layer_map_gives_the_same_tokens(ckpts, target, draft, t_map, d_ma
     assert torch.equal(plain.target.full_logits(ids), mapped.target.full_logits(ids))
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_auto_map_and_strategies_load_and_match(ckpts):
     plain = load_pair(str(ckpts["gpt2"]), str(ckpts["gpt2_draft"]), device="cpu", progress=False)
     for strategy in ("auto", "sequential"):
@@ -102,6 +104,7 @@ def from_pretrained(folder, **kw):
     return AutoModelForCausalLM.from_pretrained(str(folder), **kw)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_a_model_with_dispatch_hooks_decodes_like_the_plain_one(ckpts, monkeypatch):
     hooked = dispatched(ckpts["llama"], LLAMA_MAP)
     assert hasattr(hooked, "_hf_hook") and hooked._hf_hook.io_same_device
@@ -119,6 +122,7 @@ def test_a_model_with_dispatch_hooks_decodes_like_the_plain_one(ckpts, monkeypat
     assert (per_step == 1).all(), f"host reads per verify step with hooks: {per_step.tolist()}"
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_offloaded_weights_on_meta_do_not_fool_the_device(ckpts, tmp_path):
     """Weights offloaded to disk sit on "meta" until used; ids must still go to the execution device."""
     disk_map = dict(LLAMA_MAP, **{"model.embed_tokens": "disk", "model.layers.1": "disk"})

@@ -76,6 +76,7 @@ def variable_gamma_runs():
     }
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("kind", list(variable_gamma_runs()))
 def test_vllm_identity_holds_with_variable_gamma(kind):
     runs = variable_gamma_runs()[kind]

@@ -201,6 +201,7 @@ def session_errors(engine, pair, **kw) -> list:
     return errors
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("kw", [{"temperature": 1.0}, {"temperature": 0}, {"top_k": 2}], ids=str)
 def test_both_sessions_hold_exactly_the_accepted_path(kw):
     pair = recorded_pair()
@@ -212,6 +213,7 @@ def test_both_sessions_hold_exactly_the_accepted_path(kw):
 # ------------------------------------------------------------------------------ records
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_records_of_a_tree_run_add_up():
     r = speculative_generate(toy_pair(), PROMPT, 200, 3, seed=0, tree=(3, 2, 1))
     steps = [s for s in r.steps if s.tree is not None]
@@ -392,6 +394,7 @@ def test_greedy_tree_equals_transformers_generate(kind, tmp_path):
     assert_greedy_trees_equal(tiny_pair(kind, tmp_path), PROMPTS, N_NEW)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("bug", ["a node sees its siblings", "positions all at the root"])
 def test_planted_mask_and_position_bugs_break_greedy_equality(bug, tmp_path, monkeypatch):
     pair = tiny_pair("gpt2", tmp_path)

@@ -214,6 +214,7 @@ def test_the_hex_check_finds_a_planted_colour():
     assert hex_colours(module + '\nWARN_STYLE = "color:#9a6700"\n') == ["#9a6700"]
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_the_palette_imports_without_plotly_or_numpy():
     """specviz.foundation.palette and the text views built on it (fates, audit verdicts, exercise feedback) need no plotly."""
     code = (
@@ -294,6 +295,7 @@ def test_the_builder_rule_can_fail():
     assert is_builder("money_diagram", F.money_diagram) and is_builder("apply_patch", F.apply_patch)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_builders_of_p_and_q_build_a_figure_of_the_tutorial_pair():
     called = []
     for name in F.__all__:

@@ -167,6 +167,7 @@ def test_a_record_that_is_not_a_tree_is_refused_by_name(record, match):
 # ----------------------------------------------------------------------------- against the engine's own records
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_every_tree_step_of_a_toy_run_is_drawn_as_the_engine_recorded_it():
     pair = Pair(NGramModel.random(8, seed=0), NGramModel.random(8, seed=1))
     run = speculative_generate(pair, [0], max_new_tokens=40, gamma=3, tree=(3, 2, 1), seed=0)

@@ -322,6 +322,7 @@ def _rows(p, q, dtype, n=1):
     return torch.tensor(p, dtype=dtype).expand(n, p.size), torch.tensor(q, dtype=dtype).expand(n, q.size)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("name", IDS)
 def test_torch_residual_rows_and_the_engine_hook(name):
     """residual_rows in float64 (to 1e-15) and float32 (to 1e-6), p where Z = 0; the engine's hook is it."""

@@ -156,6 +156,7 @@ def test_a_planted_second_parse_in_the_cli_is_caught(monkeypatch, capsys):
         assert_one_parse_each(calls)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_one_live_view_run_parses_once(monkeypatch):
     from specviz.widgets.live import app as L
 
@@ -183,6 +184,7 @@ def live(pair, **kwargs):
     return L.live_app(pair, prompt="0", ar_baseline=False, **kwargs)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_the_cli_the_live_view_and_the_library_agree_on_every_default():
     from specviz.lm.engine.loop import speculative_generate
     from specviz.lm.engine.settings import keyword_settings
@@ -215,6 +217,7 @@ def test_the_cli_the_live_view_and_the_library_agree_on_every_default():
     assert DEFAULT_GAMMA == "auto"  # the issue's decision: γ chosen per step, wherever a run starts
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_one_bound_on_new_tokens_with_one_home():
     """MAX_NEW_TOKENS: defined once (specviz/lm/engine/settings.py), enforced by the library, the CLI and the live view."""
     from specviz.widgets.live import settings as live_settings_module
@@ -237,6 +240,7 @@ def test_one_bound_on_new_tokens_with_one_home():
             refuse()
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_a_tree_of_one_number_means_the_same_everywhere():
     """ "3" is k = 3 drafts per node at every depth, up to γ; without a γ, DEFAULT_TREE_DEPTH depths (the CLI's reading).
 

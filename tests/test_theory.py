@@ -160,6 +160,7 @@ def pairs(draw, max_v=40):
     return p, q
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @settings(max_examples=300, deadline=None)
 @given(pairs())
 def test_lossless_output_is_p_and_money_equation(pq):

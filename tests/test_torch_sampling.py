@@ -529,6 +529,7 @@ def test_a_validated_step_reads_the_device_once(monkeypatch, dtype, gather, B, V
     assert reads == []
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_the_all_rows_path_has_no_hidden_synchronisation():
     """Logged at the aten level: one scalar read (the validation flag) and no data-dependent shapes
     (nonzero, masked_select, boolean indexing), which on a GPU would each wait for the device."""

@@ -147,6 +147,7 @@ def toy_outcome_law(kids, p, q) -> np.ndarray:
     return np.concatenate([acc, none * R])
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("kids", [[3], [4, 2], [2, 2, 4], [4, 4, 2]], ids=str)
 def test_a_fixed_depth_one_tree_follows_the_toys_child_acceptance(kids):
     PT, QT = tables()
@@ -156,6 +157,7 @@ def test_a_fixed_depth_one_tree_follows_the_toys_child_acceptance(kids):
     assert pval >= ALPHA, f"p-value {pval:.3g}: {counts} vs {toy_outcome_law(kids, p, q) * counts.sum()}"
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_a_random_depth_one_tree_has_the_multidraft_law(k):
     """Drafts i.i.d. from q: the first token follows multi_draft_output_dist, acceptance multi_draft_acceptance_rate."""
@@ -215,6 +217,7 @@ PLANTED = {  # bug -> the edits that plant it
 }
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("bug", list(PLANTED))
 def test_a_planted_bug_breaks_the_toys_law(bug):
     PT, QT = tables()
@@ -232,6 +235,7 @@ def test_a_planted_bug_breaks_the_emitted_law(bug):
     assert min(p_first, p_two) < ALPHA, f"{bug}: not caught, p-values {p_first:.3g}, {p_two:.3g}"
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_the_planted_copy_of_the_product_is_faithful():
     """With no edit, the copy draws exactly what the product draws (so a caught bug is the edit's doing)."""
     same = planted()
@@ -413,6 +417,7 @@ def one_hot_outcomes(verify, P, tokens, parents, trials: int, seed: int = 0) -> 
     return counts
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("sampling", ["T=1", "top-k"])
 @pytest.mark.parametrize("trie", list(TRIES))
 def test_one_hot_children_follow_the_enumerated_law(trie, sampling):
@@ -427,6 +432,7 @@ def test_one_hot_children_follow_the_enumerated_law(trie, sampling):
     assert pval >= ALPHA, f"{trie} {sampling}: p-value {pval:.3g}"
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 @pytest.mark.parametrize("bug", list(PLANTED))
 def test_a_planted_bug_breaks_the_one_hot_law(bug):
     """The planted walks (no residual update between siblings, ...) run one-hot too, and the law catches them."""

@@ -287,6 +287,7 @@ def test_money_app_arguments():
 # ----------------------------------------------------------------------------- Monte-Carlo
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_monte_carlo_run_fills_the_histogram_and_audits():
     mc = specviz.monte_carlo_app(n=10_000, seed=3)
     assert mc.progress.value == 0 and not arr(tr(mc.figure, "accepted").y).any()
@@ -312,6 +313,7 @@ def test_monte_carlo_run_fills_the_histogram_and_audits():
     assert arr(tr(mc.figure, "accepted").y).sum() + arr(tr(mc.figure, "resampled").y).sum() == pytest.approx(1.0)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_monte_carlo_invalid_state_message():
     mc = specviz.monte_carlo_app(n=1_000)
     mc.editor.mode.value = "free"
@@ -326,6 +328,7 @@ def test_monte_carlo_invalid_state_message():
 # ----------------------------------------------------------------------------- other apps
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_pitfall_app_rules_and_audit():
     pa = specviz.pitfall_app(audit_n=20_000)
     assert pa.rule.value == "resample_target"
@@ -346,6 +349,7 @@ def test_pitfall_app_rules_and_audit():
     np.testing.assert_allclose(arr(tr(pa.figure, "p").y), values(pa.sliders_p))
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_gamma_app_numbers_follow_sliders():
     g = specviz.gamma_app()
     assert "3.362" in g.numbers.value  # (1 - 0.8^5) / 0.2
@@ -364,6 +368,7 @@ def test_gamma_app_numbers_follow_sliders():
     assert g.message.value == "" and "7.000" in g.numbers.value
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_multidraft_app():
     m = specviz.multidraft_app()
     assert tr(m.figure, "acceptance:update").y[1] == pytest.approx(0.65)
@@ -420,6 +425,7 @@ def test_dashboard_tabs_lazy_build_and_extra_tab():
     assert isinstance(d.apps["Sampling check"], Wd.MonteCarloApp)
 
 
+@pytest.mark.slow  # a second or more on 2 cores (measured 2026-12-07)
 def test_dashboard_build_all_and_broken_tab():
     def broken():
         raise ValueError("no model files")
