@@ -88,7 +88,8 @@ venv: $(STAMP)
 # a no-op otherwise. pip picks the torch distribution (it reads pip.conf: a local CPU wheel where there
 # is one; `--dry-run --report` only names it), and uv installs that file with everything else in one step,
 # resolving the same versions as pip (25-30 s in .ci/run, against 48-75 s for pip's torch, then uv's rest).
-# UV_SPEC="" installs everything with pip instead.
+# UV_SPEC="" installs everything with pip instead. uv writes the .pyc files at install (--compile-bytecode), as pip does: without
+# them the first test lane after a fresh install paid ~18 s compiling (CI's fast lane read 93 s against 82 s warm).
 $(STAMP): pyproject.toml Makefile
 	@start=$$(date +%s); \
 	if [ ! -x "$(PY)" ]; then $(PYTHON) -m venv "$(VENV)" || exit 1; fi; \
@@ -96,7 +97,7 @@ $(STAMP): pyproject.toml Makefile
 	  torch_url=$$($(PIP) install --dry-run --quiet --no-deps --ignore-installed --report - "$(TORCH_SPEC)" | \
 	    $(PY) -c 'import json, sys; print(json.load(sys.stdin)["install"][0]["download_info"]["url"])') && \
 	  $(PIP) install --quiet "$(UV_SPEC)" && \
-	  $(VENV)/bin/uv pip install --quiet --python "$(PY)" "torch @ $$torch_url" -e ".[all,dev]"; \
+	  $(VENV)/bin/uv pip install --quiet --compile-bytecode --python "$(PY)" "torch @ $$torch_url" -e ".[all,dev]"; \
 	else \
 	  $(PIP) install --quiet "$(TORCH_SPEC)" && $(PIP) install --quiet -e ".[all,dev]"; \
 	fi && \
