@@ -88,8 +88,9 @@ venv: $(STAMP)
 # a no-op otherwise. pip picks the torch distribution (it reads pip.conf: a local CPU wheel where there
 # is one; `--dry-run --report` only names it), and uv installs that file with everything else in one step,
 # resolving the same versions as pip (25-30 s in .ci/run, against 48-75 s for pip's torch, then uv's rest).
-# UV_SPEC="" installs everything with pip instead. uv writes the .pyc files at install (--compile-bytecode), as pip does: without
-# them the first test lane after a fresh install paid ~18 s compiling (CI's fast lane read 93 s against 82 s warm).
+# UV_SPEC="" installs everything with pip instead. uv writes the .pyc files at install (--compile-bytecode), as
+# pip does: without them the first test lane after a fresh install paid ~18 s compiling (a fresh clone's fast lane
+# read 93 s, against 69-75 s with them).
 $(STAMP): pyproject.toml Makefile
 	@start=$$(date +%s); \
 	if [ ! -x "$(PY)" ]; then $(PYTHON) -m venv "$(VENV)" || exit 1; fi; \

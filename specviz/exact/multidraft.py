@@ -96,10 +96,9 @@ def top_k_children(q, n_drafts) -> list[int]:
     q = as_dist(q, "q")
     k = check_draft_count(n_drafts)
     order = sorted(range(q.size), key=lambda x: (-q[x], x))
-    if k > int(np.count_nonzero(q > 0)):
-        raise ValueError(
-            f"n_drafts={k} distinct children need {k} tokens with q > 0; q has {int(np.count_nonzero(q > 0))}"
-        )
+    support = int(np.count_nonzero(q > 0))
+    if k > support:
+        raise ValueError(f"n_drafts={k} distinct children need {k} tokens with q > 0; q has {support}")
     return order[:k]
 
 
