@@ -69,11 +69,15 @@ def categorical(p: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     u *= cdf[-1]
     m = cdf.size
     if m <= _COMPARE_MAX_V and n:
+        # searchsorted(side="right") = how many cdf entries are <= u; leaving out the last entry
+        # (the total) counts at most `last`, which is the clamp, so no np.minimum pass is needed
         count = np.zeros(n, dtype=np.uint8)
-        for k in range(m):
-            count += u >= cdf[k]  # searchsorted(side="right") = how many cdf entries are <= u
-        idx = count.astype(np.intp)
-    elif n >= max(m, _GUIDE_MIN_N):
+        ge = np.empty(n, dtype=np.bool_)
+        for k in range(m - 1):
+            np.greater_equal(u, cdf[k], out=ge)
+            count += ge.view(np.uint8)  # a bool is one byte, 0 or 1: no cast pass
+        return count.astype(np.intp)
+    if n >= max(m, _GUIDE_MIN_N):
         idx = _guided_search(cdf, u)
     else:
         idx = np.searchsorted(cdf, u, side="right")
