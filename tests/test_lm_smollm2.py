@@ -41,13 +41,14 @@ def pair():
 
 
 def test_fetch_is_a_no_op_once_fetched(pair, monkeypatch):
-    """Once fetched and stamped, a fetch neither downloads nor hashes the 98 MB file again."""
+    """Once fetched, a fetch never downloads again, nor hashes the 98 MB file where its stamp could be written."""
 
     def refuse(*a, **k):
         raise AssertionError("a fetched, stamped model was hashed or downloaded again")
 
-    monkeypatch.setattr(catalog, "_hash", refuse)
     monkeypatch.setattr(catalog, "_download", refuse)
+    if os.access(catalog.model_dir("smollm2-135m"), os.W_OK):  # a read-only shared cache re-hashes by design
+        monkeypatch.setattr(catalog, "_hash", refuse)
     path = catalog.fetch("smollm2-135m")
     assert path == catalog.local_path("smollm2-135m") and path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
 
