@@ -427,11 +427,48 @@ def click_button(page, text: str) -> None:
     page.locator("button.jupyter-button:visible", has_text=text).first.click()
 
 
+SHOWN_TAB_TEXT = """() => {
+  const shown = [...document.querySelectorAll('.specviz-tab-explanation')].find(e => e.offsetParent !== null);
+  if (!shown) return '(no tab body on show)';
+  const next = shown.closest('.widget-html')?.nextElementSibling;
+  return next ? next.innerText.slice(0, 200) || '(an app with no text yet)' : '(nothing under the explanation)';
+}"""
+"""What the tab body on show holds under its explanation (the loading note, an error, the app), for the log."""
+
+RECLICK_MS = 60_000  # a tab not ready after this long is clicked away from and back to, once, as a user would
+
+
 def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", timeout: float = FIRST_PLOT_MS) -> None:
     """Click the dashboard tab `title` and wait until the JS condition `ready` holds
-    (default: the Money diagram's figure is there, i.e. back on the first tab)."""
-    page.locator(".lm-TabBar-tab", has_text=title).click()
-    wait_sv(page, ready, timeout=timeout)
+    (default: the Money diagram's figure is there, i.e. back on the first tab).
+
+    Not ready after RECLICK_MS: print what the tab shows, click another tab and this one again (a new
+    selected_index for the kernel), then wait the full `timeout`. A fresh-clone CI run (2026-12-07, the slow
+    lane beside model tests) saw the Numerics tab stay unbuilt for 180 s after one click, as the first-tab
+    keyboard test in test_accessibility.py saw a figure not follow a key press; the cause is not found.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    tabs = page.locator(".lm-TabBar-tab")
+    tabs.filter(has_text=title).first.click()
+    try:
+        wait_sv(page, ready, timeout=min(timeout, RECLICK_MS))
+        return
+    except PlaywrightTimeout:
+        if timeout <= RECLICK_MS:
+            raise
+    shown = page.evaluate(SHOWN_TAB_TEXT)
+    print(f"open_tab({title!r}): not ready in {RECLICK_MS / 1000:.0f} s, showing {shown!r}; clicked away and back")
+    away = 1 if title in tabs.first.inner_text() else 0
+    tabs.nth(away).click()
+    tabs.filter(has_text=title).first.click()
+    try:
+        wait_sv(page, ready, timeout=timeout)
+    except PlaywrightTimeout:
+        pytest.fail(
+            f"tab {title!r} not ready ({ready}) after two clicks and {(RECLICK_MS + timeout) / 1000:.0f} s; "
+            f"it shows {page.evaluate(SHOWN_TAB_TEXT)!r}"
+        )
 
 
 # ----------------------------------------------------------------------------- Voila
