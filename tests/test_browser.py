@@ -31,6 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -458,7 +459,11 @@ def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", time
         if timeout <= RECLICK_MS:
             raise
     shown = page.evaluate(SHOWN_TAB_TEXT)
-    print(f"open_tab({title!r}): not ready in {RECLICK_MS / 1000:.0f} s, showing {shown!r}; clicked away and back")
+    # a warning, not a print: pytest keeps a passing test's output to itself, but lists warnings in its summary
+    warnings.warn(
+        f"open_tab({title!r}): not ready in {RECLICK_MS / 1000:.0f} s, showing {shown!r}; clicked away and back",
+        stacklevel=2,
+    )
     away = 1 if title in tabs.first.inner_text() else 0
     tabs.nth(away).click()
     tabs.filter(has_text=title).first.click()
