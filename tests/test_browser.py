@@ -443,7 +443,7 @@ def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", time
     """Click the dashboard tab `title` and wait until the JS condition `ready` holds
     (default: the Money diagram's figure is there, i.e. back on the first tab).
 
-    Not ready after RECLICK_MS: print what the tab shows, click another tab and this one again (a new
+    Not ready after RECLICK_MS: warn with what the tab shows, click another tab and this one again (a new
     selected_index for the kernel), then wait the full `timeout`. A fresh-clone CI run (2026-12-07, the slow
     lane beside model tests) saw the Numerics tab stay unbuilt for 180 s after one click, as the first-tab
     keyboard test in test_accessibility.py saw a figure not follow a key press; the cause is not found.
@@ -451,7 +451,8 @@ def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", time
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     tabs = page.locator(".lm-TabBar-tab")
-    tabs.filter(has_text=title).first.click()
+    tab = tabs.filter(has_text=title).first
+    tab.click()
     try:
         wait_sv(page, ready, timeout=min(timeout, RECLICK_MS))
         return
@@ -466,7 +467,7 @@ def open_tab(page, title: str, ready: str = "sv.trace('overlap') !== null", time
     )
     away = 1 if title in tabs.first.inner_text() else 0
     tabs.nth(away).click()
-    tabs.filter(has_text=title).first.click()
+    tab.click()
     try:
         wait_sv(page, ready, timeout=timeout)
     except PlaywrightTimeout:

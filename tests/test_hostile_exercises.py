@@ -388,6 +388,12 @@ def use_mode(monkeypatch, mode: str) -> None:
     monkeypatch.setattr(budget, "MODE", mode)
 
 
+def use_package_budgets(monkeypatch) -> None:
+    """Give back the package's own time budgets (seconds) for a test whose child processes end at once."""
+    for name, seconds in DEFAULT_BUDGETS.items():
+        monkeypatch.setattr(core, name, seconds, raising=False)
+
+
 @pytest.fixture
 def short_budget(monkeypatch):
     """The walk's time budget for the learner's code, and English messages."""
@@ -551,10 +557,9 @@ def test_code_that_ends_or_kills_its_process_is_told_so(process_mode, monkeypatc
     def kills_itself(*args):
         os.kill(os.getpid(), signal.SIGKILL)
 
-    # the child ends at once; a budget of seconds, not the walk's 0.5 s: a fresh-clone CI run (2026-12-07, slow lane
-    # beside test-floor on 2 cores) saw the fork take longer than 0.5 s to start, and reported a timeout instead
-    monkeypatch.setattr(core, "FUNCTION_BUDGET_S", 30.0, raising=False)
-    monkeypatch.setattr(core, "VERIFIER_BUDGET_S", 30.0, raising=False)
+    # a fresh-clone CI run (2026-12-07, slow lane beside test-floor on 2 cores) saw the fork take longer than the
+    # walk's 0.5 s to start, and reported a timeout instead of the exit code
+    use_package_budgets(monkeypatch)
     before = state_of_this_process()
     for id in ("3.3", "10.3"):
         assert "ended without an answer (exit code 3)" in exercises.check(id, exits).message
@@ -607,8 +612,7 @@ def test_a_child_process_that_forges_its_replies_gets_no_pass(process_mode, monk
 
     # No forger here waits: each ends at once. The walk's 0.5 s is too short for the search of the child's heap
     # (gc.get_objects with torch loaded) on a busy machine (seen: "took longer than 0.5 s" beside the floor lane).
-    monkeypatch.setattr(core, "FUNCTION_BUDGET_S", 10 * BUDGET_S, raising=False)
-    monkeypatch.setattr(core, "VERIFIER_BUDGET_S", 10 * BUDGET_S, raising=False)
+    use_package_budgets(monkeypatch)
 
     forged = [
         ("'ready' for every case", forging(pickle.dumps(("ready",)), times=50)),
