@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import source_index
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO / "specviz"
@@ -103,14 +104,14 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:
-    return {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    return {module_name(p, root): p for p in source_index.python_files(root)}
 
 
 def imports(path: Path, name: str, files: dict[str, Path]) -> list[tuple[str, ast.AST]]:
     """(specviz module, the import node) for every import in the file, at any depth."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in source_index.nodes(source_index.text(path)):
         if isinstance(node, ast.Import):
             found += [(a.name, node) for a in node.names if a.name.split(".")[0] == "specviz"]
         elif isinstance(node, ast.ImportFrom):
@@ -214,7 +215,7 @@ def import_style_violations(files: dict[str, Path]) -> list[str]:
     top = [name for name, _ in LAYERS].index(ENTRY_POINTS_ONLY)
     bad = []
     for name, path in files.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in source_index.nodes(source_index.text(path)):
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 source = "." * node.level + (node.module or "")
@@ -228,8 +229,8 @@ def import_style_violations(files: dict[str, Path]) -> list[str]:
 def dynamic_import_sites(root: Path = ROOT) -> set[str]:
     """The files that call `import_module(...)` or `__import__(...)`."""
     sites = set()
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path in source_index.python_files(root):
+        for node in source_index.nodes(source_index.text(path)):
             if isinstance(node, ast.Call):
                 f = node.func
                 if getattr(f, "id", None) in ("import_module", "__import__") or getattr(f, "attr", None) == (

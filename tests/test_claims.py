@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
+import source_index
 from test_fidelity_pointers import LINK, anchors, split_row
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,7 +85,7 @@ def row_problems(number: str, line: str, cache: dict) -> list[str]:
             problems.append(f"{target}: no heading with anchor #{anchor} in {name}")
     for path, name in TEST_ID.findall(pointers):
         file = REPO / path
-        if not file.exists() or not re.search(rf"^\s*def {name}\b", file.read_text(encoding="utf-8"), re.M):
+        if not file.exists() or not re.search(rf"^\s*def {name}\b", source_index.text(file), re.M):
             problems.append(f"{path}::{name} does not exist: {where}")
     if kind.strip("* ") not in KINDS:
         problems.append(f"kind {kind!r} is not one of {sorted(KINDS)}: {where}")

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+import source_index
 
 from specviz.foundation.messages import MESSAGES
 
@@ -151,10 +152,10 @@ def package_zh_strings() -> list[tuple[str, str]]:
     import ast
 
     found = []
-    for path in sorted((ROOT / "specviz").rglob("*.py")):
+    for path in source_index.python_files(ROOT / "specviz"):
         if "notebooks" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in source_index.nodes(source_index.text(path)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and CJK.search(node.value):
                 found.append((f"{path.relative_to(ROOT)}:{node.lineno}", node.value))
     return found

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import source_index
 
 import specviz
 from specviz import cli
@@ -110,9 +111,8 @@ def test_every_message_formats_in_both_languages():
 
 def scan_source(source: str) -> tuple[list[str], list[str], set[str]]:
     """(literal keys of t("...") calls, f-string prefixes of t(f"...") calls, every string constant) in `source`."""
-    tree = ast.parse(source)
     keys, prefixes, constants = [], [], set()
-    for node in ast.walk(tree):
+    for node in source_index.nodes(source):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             constants.add(node.value)
         if not (isinstance(node, ast.Call) and node.args):
@@ -136,7 +136,7 @@ def missing_keys(source: str) -> list[str]:
 
 
 def package_sources() -> dict[Path, str]:
-    return {p: p.read_text(encoding="utf-8") for p in sorted(SPECVIZ_DIR.rglob("*.py")) if p.name != "messages.py"}
+    return {p: source_index.text(p) for p in source_index.python_files(SPECVIZ_DIR) if p.name != "messages.py"}
 
 
 def test_the_scan_finds_a_missing_key():

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+import source_index
 
 import specviz
 import specviz.figures as F
@@ -172,10 +173,10 @@ HEX = re.compile(r"(?<![\w/&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4}
 
 def hex_colours(source: str) -> list[str]:
     """The hex colours in the string literals of Python `source`, f-strings included (docstrings and comments are prose)."""
-    tree = ast.parse(source)
+    every_node = source_index.nodes(source)
     docstrings = {
         id(node.body[0].value)
-        for node in ast.walk(tree)
+        for node in every_node
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         and node.body
         and isinstance(node.body[0], ast.Expr)
@@ -183,7 +184,7 @@ def hex_colours(source: str) -> list[str]:
     }
     return [
         m.group(0)
-        for node in ast.walk(tree)
+        for node in every_node
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
         for m in HEX.finditer(node.value)
     ]
@@ -192,8 +193,8 @@ def hex_colours(source: str) -> list[str]:
 def test_no_hex_colour_outside_the_palette():
     found = {
         str(path.relative_to(SPECVIZ.parent)): colours
-        for path in sorted(SPECVIZ.rglob("*.py"))
-        if path != SPECVIZ / "foundation" / "palette.py" and (colours := hex_colours(path.read_text(encoding="utf-8")))
+        for path in source_index.python_files(SPECVIZ)
+        if path != SPECVIZ / "foundation" / "palette.py" and (colours := hex_colours(source_index.text(path)))
     }
     assert not found, (
         f"hex colours outside specviz/foundation/palette.py (take them from specviz.foundation.palette): {found}"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import source_index
 
 from specviz.exact.theory import acceptance_prob, rejection_mass, repair, resample_dist, residual
 
@@ -470,13 +471,13 @@ def copy_sites(root: Path = ROOT) -> set[str]:
     solutions are the learner's, graded against `resample_dist` (specviz/exercises/nb03.py, nb04.py).
     """
     sites = set()
-    for path in sorted(root.rglob("*.py")):
+    for path in source_index.python_files(root):
         rel = path.relative_to(root.parent).with_suffix("").parts
         if "exercises" in rel:
             continue
         module = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
-        text = path.read_text(encoding="utf-8")
-        spans = list(scopes(ast.parse(text)))
+        text = source_index.text(path)
+        spans = list(scopes(source_index.tree(text)))
         code = code_only(text)
         for m in COPY_PATTERN.finditer(code):
             line = code.count("\n", 0, m.start()) + 1
