@@ -126,6 +126,7 @@ SLOW_FILES = {
     "test_lm_prompt_lookup.py",  # 20,000 speculative runs against exact enumeration
     "test_lm_live.py",  # the live view generating on the bundled pair
     "test_lm_engine.py",  # chi-square tests over thousands of generations
+    "test_lm_tree_sessions.py",  # the bundled pair's tree rows against uncached forwards (test-floor runs it too)
 }
 
 
