@@ -1,8 +1,8 @@
 """The package's source files, read and parsed once per test process and shared by the static tests.
 
 Six test files scan every module of specviz/ (imports, colours, messages, glossary terms, copies of the
-residual). Each used to read, parse and walk the whole package on its own: about nine parses of every
-file per run, ~10 s of the fast lane's CPU. A text is cached under its file's size and mtime, so a test
+residual). Each used to read, parse and walk the whole package on its own, about nine parses of every
+file per run: those files took 24.7 s in one process, 17.3 s with this cache (2026-12-07). A text is cached under its file's size and mtime, so a test
 that rewrites a file reads the new text; a tree is cached under its source, so it is never stale.
 
 >>> [type(node).__name__ for node in nodes("x = 1")]
